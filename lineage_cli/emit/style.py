@@ -1,0 +1,78 @@
+"""Presentation shared by the graph emitters (GraphML and DOT): palette, shapes, captions.
+
+One place for the colours so that a view looks the same in yEd and in Graphviz, and for
+the node numbering that TGF and GraphML both derive from the result's node order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lineage_cli.walk.result import LineageResult, ResultEdge
+
+
+@dataclass(frozen=True, slots=True)
+class KindStyle:
+    fill: str
+    yed_shape: str  # y:Shape type
+    dot_shape: str
+    dot_style: str
+
+
+KIND_STYLES: dict[str, KindStyle] = {
+    "table": KindStyle("#8ECAE6", "rectangle", "box", "filled"),
+    "view": KindStyle("#B7E4C7", "roundrectangle", "box", "rounded,filled"),
+    "column": KindStyle("#FFE8A3", "ellipse", "ellipse", "filled"),
+    "transformation": KindStyle("#F4A261", "hexagon", "hexagon", "filled"),
+    "module": KindStyle("#CDB4DB", "octagon", "octagon", "filled"),
+    "workflow": KindStyle("#FFC8DD", "parallelogram", "parallelogram", "filled"),
+}
+# A kind this module does not know yet still gets drawn, in neutral grey.
+UNKNOWN_KIND_STYLE = KindStyle("#E0E0E0", "rectangle", "box", "filled")
+
+FONT = "Helvetica"
+TEXT_COLOR = "#1B1B1E"
+BORDER_COLOR = "#4A4E69"
+BORDER_WIDTH = 1.0
+ROOT_BORDER_COLOR = "#C1121F"
+ROOT_BORDER_WIDTH = 3.0
+EDGE_COLOR = "#4A4E69"
+# Predicates influence which rows flow but carry no values, so they are drawn dashed.
+DASHED_EDGE_TYPES = frozenset({"predicate"})
+
+
+def kind_style(kind: str) -> KindStyle:
+    return KIND_STYLES.get(kind, UNKNOWN_KIND_STYLE)
+
+
+def is_dashed(edge: ResultEdge) -> bool:
+    return edge.type in DASHED_EDGE_TYPES
+
+
+def subtype_caption(edge: ResultEdge) -> str:
+    """The edge label drawn in GraphML and DOT: its subtypes, or empty.
+
+    >>> subtype_caption(ResultEdge("a", "b", "predicate", ("FILTER", "JOIN")))
+    'FILTER, JOIN'
+    """
+    return ", ".join(edge.subtypes)
+
+
+def index_nodes(result: LineageResult) -> dict[str, int]:
+    """Position of every node in ``result.nodes``, checking the result is a closed graph.
+
+    Exporters number ids from this, so a duplicate name or an edge end that is not a node
+    would produce a broken file; fail loudly instead.
+    """
+    index: dict[str, int] = {}
+    for position, node in enumerate(result.nodes):
+        if node.name in index:
+            raise ValueError(f"duplicate node {node.name!r} in lineage result")
+        index[node.name] = position
+    for edge in result.edges:
+        for end in (edge.source, edge.target):
+            if end not in index:
+                raise ValueError(
+                    f"edge {edge.source!r} -> {edge.target!r}: {end!r} is not a node of the result"
+                )
+    return index

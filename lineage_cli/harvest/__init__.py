@@ -1,0 +1,1 @@
+"""Harvest stage: SQL files -> statements -> lineage graph.  The only stage that imports sqlglot."""

@@ -1,0 +1,167 @@
+"""Harvest SQL files into a lineage ``Graph``.
+
+Walks the given paths, reads each file's dialect (``--dialect`` or a ``-- dialect: NAME``
+comment at the top of the file), parses statement by statement and adds the lineage of
+each to the graph.  A statement that fails becomes an ``Issue`` with file and line; the
+harvest goes on with everything else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lineage_cli.harvest.split import parse_script
+from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement
+from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance
+from lineage_cli.profiles import DialectProfile, load_profile
+
+_DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One problem found while harvesting: the record every output format is made from."""
+
+    file: str
+    line: int
+    message: str
+    col: int | None = None
+    level: str = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" + (f":{self.col}" if self.col else "")
+        return f"{where}: {self.level}: {self.message}"
+
+
+@dataclass(slots=True)
+class Harvest:
+    graph: Graph = field(default_factory=Graph)
+    files: int = 0
+    statements: int = 0  # every statement parsed, lineage or not
+    lineage_statements: int = 0
+    issues: list[Issue] = field(default_factory=list)
+    seconds: float = 0.0
+    statement_types: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def errors(self) -> list[Issue]:
+        return [i for i in self.issues if i.level == "error"]
+
+
+def sql_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Every ``*.sql`` file under ``paths`` (files given by name are taken whatever their suffix)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*.sql") if p.is_file()))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or directory")
+    return list(dict.fromkeys(found))
+
+
+def harvest(
+    paths: Iterable[str | os.PathLike[str]],
+    dialect: str | None = None,
+    default_schema: str | None = None,
+    on_file: Callable[[Path, Harvest], None] | None = None,
+) -> Harvest:
+    """Harvest every SQL file under ``paths`` into one graph."""
+    started = time.perf_counter()
+    result = Harvest()
+    for path in sql_files(paths):
+        harvest_file(path, result, dialect, default_schema)
+        if on_file is not None:
+            on_file(path, result)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def harvest_file(path: Path, into: Harvest, dialect: str | None, default_schema: str | None) -> None:
+    label = display_path(path)
+    into.files += 1
+    try:
+        sql = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        into.issues.append(Issue(label, 1, f"cannot read file: {error}"))
+        return
+    harvest_text(sql, label, into, dialect, default_schema)
+
+
+def harvest_text(
+    sql: str, file: str, into: Harvest, dialect: str | None = None, default_schema: str | None = None
+) -> None:
+    """Add the lineage of every statement in ``sql`` (from ``file``) to ``into``."""
+    profile = load_profile(file_dialect(sql) or dialect)
+    ctx = Context(profile, default_schema=default_schema)
+    for line, lineage in _statements(sql, file, profile, ctx, into):
+        add_statement(into.graph, file, line, lineage)
+        into.lineage_statements += 1
+        into.statement_types[lineage.type] += 1
+
+
+def _statements(
+    sql: str, file: str, profile: DialectProfile, ctx: Context, into: Harvest
+) -> Iterator[tuple[int, StatementLineage]]:
+    for parsed in parse_script(sql, profile.sqlglot_dialect):
+        into.statements += 1
+        if parsed.error is not None:
+            into.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
+            continue
+        if parsed.expression is None:
+            continue
+        try:
+            lineage = analyze_statement(parsed.expression, ctx)
+        except Exception as error:  # noqa: BLE001 - one odd statement must not end the harvest
+            into.issues.append(Issue(file, parsed.line, f"cannot analyse statement: {error}"))
+            continue
+        if lineage is not None:
+            yield parsed.line, lineage
+
+
+def add_statement(graph: Graph, file: str, line: int, lineage: StatementLineage) -> None:
+    """One transformation node per written target: ``dataset -> transformation -> dataset``."""
+    for write in lineage.writes:
+        transformation = graph.add_transformation(_free_name(graph, f"{file}:{line}"), Provenance(file, line))
+        graph.add_node(write.target, NodeKind.VIEW if write.is_view else NodeKind.TABLE)
+        graph.add_edge(transformation, write.target, EdgeType.WRITE)
+        for source in write.sources:
+            graph.add_node(source, NodeKind.TABLE)
+            graph.add_edge(source, transformation, EdgeType.READ)
+
+
+def _free_name(graph: Graph, name: str) -> str:
+    """``file:line``, or ``file:line#n`` when the line already holds a transformation."""
+    if name not in graph.kinds:
+        return name
+    suffix = 2
+    while f"{name}#{suffix}" in graph.kinds:
+        suffix += 1
+    return f"{name}#{suffix}"
+
+
+def file_dialect(sql: str) -> str | None:
+    """The dialect named by a ``-- dialect: NAME`` comment in the file's leading comments."""
+    head = []
+    for text in sql.splitlines():
+        if text.strip() and not text.lstrip().startswith("--"):
+            break
+        head.append(text)
+    match = _DIALECT_DIRECTIVE.search("\n".join(head))
+    return match.group(1).lower() if match else None
+
+
+def display_path(path: Path) -> str:
+    """Paths are shown relative to the working directory when they are under it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

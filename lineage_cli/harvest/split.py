@@ -1,0 +1,124 @@
+"""Split a SQL script into statements and parse each on its own.
+
+One broken statement must not cost the rest of the file, so the script is tokenized
+once, cut at top-level semicolons, and every piece is parsed separately.  Each piece
+keeps the line of its first token, which becomes the statement's provenance.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+
+@dataclass(slots=True)
+class ParsedStatement:
+    """One statement: its AST, or the error that stopped its parse."""
+
+    line: int
+    expression: exp.Expression | None = None
+    error: str | None = None
+    error_line: int | None = None
+    error_col: int | None = None
+
+
+def parse_script(sql: str, dialect: str) -> Iterator[ParsedStatement]:
+    """Parse every statement of ``sql``; yield one ``ParsedStatement`` per statement.
+
+    >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
+    [1, 3]
+    >>> broken = list(parse_script("SELECT (1;\\nSELECT 2", ""))
+    >>> (broken[0].error is not None, broken[1].expression.sql())
+    (True, 'SELECT 2')
+    """
+    engine = Dialect.get_or_raise(dialect)
+    try:
+        tokens = engine.tokenize(sql)
+    except TokenError:
+        yield from _parse_pieces_separately(sql, engine)
+        return
+    for chunk in _split_tokens(tokens):
+        yield _parse_chunk(chunk, sql, engine)
+
+
+def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
+    chunk: list[Token] = []
+    for token in tokens:
+        if token.token_type is TokenType.SEMICOLON:
+            if chunk:
+                yield chunk
+            chunk = []
+        else:
+            chunk.append(token)
+    if chunk:
+        yield chunk
+
+
+def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect) -> ParsedStatement:
+    statement = ParsedStatement(line=chunk[0].line)
+    parser = engine.parser(error_level=ErrorLevel.RAISE)
+    try:
+        expressions = [e for e in parser.parse(chunk, sql) if e is not None]
+    except ParseError as error:
+        _record_parse_error(statement, error, chunk[0])
+        return statement
+    except (RecursionError, ValueError, TypeError, AttributeError) as error:
+        # sqlglot has crashed on odd input before; a crash here is one bad statement, not a bad run.
+        statement.error = f"parser failure: {type(error).__name__}: {error}"
+        return statement
+    statement.expression = expressions[0] if expressions else None
+    return statement
+
+
+def _record_parse_error(statement: ParsedStatement, error: ParseError, first: Token) -> None:
+    detail = error.errors[0] if error.errors else {}
+    statement.error = _readable(str(detail.get("description") or error).splitlines()[0])
+    statement.error_line = detail.get("line") or first.line
+    statement.error_col = detail.get("col") or first.col
+
+
+_TOKEN_REPR = re.compile(r"<Token token_type: [\w.]+, text: (.*?), line: \d+.*?>")
+
+
+def _readable(message: str) -> str:
+    """sqlglot prints whole Token reprs in messages; people want the offending text.
+
+    >>> _readable("Expected table name but got <Token token_type: TokenType.WHERE, text: where, line: 2>")
+    "Expected table name but got 'where'"
+    """
+    return _TOKEN_REPR.sub(lambda match: repr(match.group(1)), message)
+
+
+def _parse_pieces_separately(sql: str, engine: Dialect) -> Iterator[ParsedStatement]:
+    """Fallback when the whole script does not tokenize (an unterminated quote, say)."""
+    for first_line, piece in _naive_pieces(sql):
+        # Leading newlines keep the piece's token lines equal to the file's lines.
+        padded = "\n" * (first_line - 1) + piece
+        try:
+            tokens = engine.tokenize(padded)
+        except TokenError as error:
+            yield ParsedStatement(line=first_line, error=f"tokenizer error: {error}", error_line=first_line)
+            continue
+        for chunk in _split_tokens(tokens):
+            yield _parse_chunk(chunk, padded, engine)
+
+
+def _naive_pieces(sql: str) -> Iterator[tuple[int, str]]:
+    """Cut at semicolons that end a line: good enough to isolate a statement the tokenizer rejects."""
+    start_line, buffer = 1, []
+    for number, text in enumerate(sql.splitlines(keepends=True), start=1):
+        if not buffer:
+            start_line = number
+        buffer.append(text)
+        if text.rstrip().endswith(";"):
+            yield start_line, "".join(buffer)
+            buffer = []
+    if buffer and "".join(buffer).strip():
+        yield start_line, "".join(buffer)

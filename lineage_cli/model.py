@@ -1,0 +1,147 @@
+"""The lineage graph vocabulary shared by every pipeline stage.
+
+Node kinds, edge types, edge subtypes and the in-memory ``Graph`` that harvest builds
+and the store writer serialises.  Plain Python only: the query path imports this module,
+so it must stay free of sqlglot and numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class NodeKind(IntEnum):
+    """What a node stands for.  Values are stored on disk: append only."""
+
+    TABLE = 1
+    VIEW = 2
+    COLUMN = 3
+    TRANSFORMATION = 4
+    MODULE = 5
+    WORKFLOW = 6
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def is_dataset(self) -> bool:
+        return self in (NodeKind.TABLE, NodeKind.VIEW)
+
+
+class EdgeType(IntEnum):
+    """Typed edges.  Values are stored on disk: append only.
+
+    READ and WRITE form the table flow ``dataset -> transformation -> dataset``;
+    CONTAINS links a table to its columns; PROJECTION and PREDICATE are column lineage
+    (``column -> column`` and ``column -> table``).
+    """
+
+    READ = 1
+    WRITE = 2
+    CONTAINS = 3
+    PROJECTION = 4
+    PREDICATE = 5
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def bit(self) -> int:
+        return 1 << self.value
+
+
+class Subtype(IntEnum):
+    """Column-edge subtypes as bit positions, so several subtypes of one pair fold into one edge."""
+
+    IDENTITY = 0
+    TRANSFORMATION = 1
+    TRANSFORMATION_MASKING = 2
+    AGGREGATION = 3
+    AGGREGATION_MASKING = 4
+    FILTER = 5
+    JOIN = 6
+    GROUP_BY = 7
+    SORT = 8
+    WINDOW = 9
+    CONDITIONAL = 10
+
+    @property
+    def bit(self) -> int:
+        return 1 << self.value
+
+
+PROJECTION_SUBTYPES = (
+    Subtype.IDENTITY,
+    Subtype.TRANSFORMATION,
+    Subtype.TRANSFORMATION_MASKING,
+    Subtype.AGGREGATION,
+    Subtype.AGGREGATION_MASKING,
+)
+PREDICATE_SUBTYPES = (
+    Subtype.FILTER,
+    Subtype.JOIN,
+    Subtype.GROUP_BY,
+    Subtype.SORT,
+    Subtype.WINDOW,
+    Subtype.CONDITIONAL,
+)
+
+
+def subtypes_from_flags(flags: int) -> list[str]:
+    """Names of the subtypes set in ``flags``, in declaration order.
+
+    >>> subtypes_from_flags(Subtype.FILTER.bit | Subtype.JOIN.bit)
+    ['FILTER', 'JOIN']
+    """
+    return [s.name for s in Subtype if flags & s.bit]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a transformation came from."""
+
+    file: str
+    line: int
+
+
+@dataclass(slots=True)
+class Graph:
+    """A mutable lineage graph keyed by node name.
+
+    Node names are unique: datasets are ``schema.table``, columns ``schema.table.column``,
+    transformations ``file:line`` (with ``#n`` when a line holds several statements).
+    Edges are keyed by ``(source, target, type)``; their subtype flags are OR-ed together.
+    """
+
+    kinds: dict[str, NodeKind] = field(default_factory=dict)
+    containers: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, Provenance] = field(default_factory=dict)
+    edges: dict[tuple[str, str, EdgeType], int] = field(default_factory=dict)
+
+    def add_node(self, name: str, kind: NodeKind, container: str | None = None) -> str:
+        """Add ``name`` or refine its kind: a VIEW seen anywhere beats a TABLE."""
+        known = self.kinds.get(name)
+        if known is None or (known is NodeKind.TABLE and kind is NodeKind.VIEW):
+            self.kinds[name] = kind
+        if container is not None:
+            self.containers.setdefault(name, container)
+        return name
+
+    def add_edge(self, source: str, target: str, edge_type: EdgeType, flags: int = 0) -> None:
+        key = (source, target, edge_type)
+        self.edges[key] = self.edges.get(key, 0) | flags
+
+    def add_transformation(self, name: str, provenance: Provenance) -> str:
+        self.add_node(name, NodeKind.TRANSFORMATION)
+        self.provenance[name] = provenance
+        return name
+
+    def merge(self, other: Graph) -> None:
+        for name, kind in other.kinds.items():
+            self.add_node(name, kind, other.containers.get(name))
+        self.provenance.update(other.provenance)
+        for (source, target, edge_type), flags in other.edges.items():
+            self.add_edge(source, target, edge_type, flags)

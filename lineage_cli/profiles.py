@@ -1,0 +1,116 @@
+"""Dialect profiles: the per-dialect facts in ``dialects/*.yaml``.
+
+A profile names the sqlglot dialect that parses the SQL and holds what sqlglot does
+not know or what we decide per dialect: identifier case folding, the default schema,
+masking, counting and extra aggregate functions, placeholder styles.  The YAML files
+ship inside the wheel (``lineage_cli/dialects``) and sit at the repository root in a
+source checkout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+_PACKAGED = Path(__file__).resolve().parent / "dialects"
+_CHECKOUT = Path(__file__).resolve().parent.parent / "dialects"
+
+
+class ProfileError(ValueError):
+    """A dialect profile is unknown or malformed."""
+
+
+@dataclass(frozen=True, slots=True)
+class DialectProfile:
+    name: str
+    sqlglot_dialect: str
+    description: str = ""
+    case_folding: str = "lower"  # lower | upper | preserve, for unquoted identifiers
+    quoted_case_folding: str = "lower"
+    default_schema: str | None = None
+    masking_functions: frozenset[str] = frozenset()
+    count_functions: frozenset[str] = frozenset()
+    aggregate_functions: frozenset[str] = frozenset()
+    placeholder_styles: tuple[str, ...] = ()
+
+    def fold(self, identifier: str, quoted: bool = False) -> str:
+        """Apply this dialect's case folding to one identifier part.
+
+        >>> load_profile("hive").fold("Sales_Daily")
+        'sales_daily'
+        """
+        rule = self.quoted_case_folding if quoted else self.case_folding
+        if rule == "lower":
+            return identifier.lower()
+        if rule == "upper":
+            return identifier.upper()
+        return identifier
+
+
+def profiles_dir() -> Path:
+    return _PACKAGED if _PACKAGED.is_dir() else _CHECKOUT
+
+
+def available_profiles() -> list[str]:
+    return sorted(p.stem for p in profiles_dir().glob("*.yaml"))
+
+
+@cache
+def load_profile(name: str | None) -> DialectProfile:
+    """Load the profile ``name`` (default ``ansi``).
+
+    A sqlglot dialect without a profile of its own (``redshift``, ``databricks`` ...)
+    gets the ``ansi`` facts and its own parser, so every sqlglot dialect works.
+    """
+    name = (name or "ansi").lower()
+    path = profiles_dir() / f"{name}.yaml"
+    if path.is_file():
+        return _profile_from_file(path)
+    if _is_sqlglot_dialect(name):
+        base = _profile_from_file(profiles_dir() / "ansi.yaml")
+        return DialectProfile(**{**_as_kwargs(base), "name": name, "sqlglot_dialect": name})
+    known = ", ".join(available_profiles())
+    raise ProfileError(f"unknown dialect {name!r}; profiles: {known} (or any sqlglot dialect name)")
+
+
+def _profile_from_file(path: Path) -> DialectProfile:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise ProfileError(f"{path}: {error}") from error
+    if not isinstance(data, dict) or "sqlglot_dialect" not in data:
+        raise ProfileError(f"{path}: expected a mapping with at least 'sqlglot_dialect'")
+    return DialectProfile(
+        name=str(data.get("name", path.stem)),
+        sqlglot_dialect=str(data["sqlglot_dialect"] or ""),
+        description=str(data.get("description", "")),
+        case_folding=str(data.get("case_folding", "lower")),
+        quoted_case_folding=str(data.get("quoted_case_folding", "lower")),
+        default_schema=data.get("default_schema"),
+        masking_functions=_lower_set(data.get("masking_functions")),
+        count_functions=_lower_set(data.get("count_functions")),
+        aggregate_functions=_lower_set(data.get("aggregate_functions")),
+        placeholder_styles=tuple(data.get("placeholder_styles") or ()),
+    )
+
+
+def _lower_set(values: object) -> frozenset[str]:
+    return frozenset(str(v).lower() for v in (values or ()))  # type: ignore[union-attr]
+
+
+def _as_kwargs(profile: DialectProfile) -> dict[str, object]:
+    return {slot: getattr(profile, slot) for slot in DialectProfile.__slots__}
+
+
+def _is_sqlglot_dialect(name: str) -> bool:
+    # Imported here: only the harvest path reaches this branch, the query path never does.
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,1 @@
+"""Store stage: the single-file memory-mapped lineage graph (writer and reader)."""

@@ -1,0 +1,102 @@
+"""The store file's byte layout: header, section table, checksums.
+
+Everything here is shared by the writer and the reader; ``docs/store-format.md`` is
+the prose version.  Plain ``struct`` and ``zlib``: no numpy, so the reader can decide
+lazily what else to load.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+MAGIC = b"LINEAGE\x00"
+FORMAT_VERSION = 1
+ALIGNMENT = 8
+
+# magic, version, header size, node count, edge count, section count, body crc32, file size
+_FIXED = struct.Struct("<8sIIQQIIQ")
+# section name, offset, byte length, numpy dtype string
+_SECTION = struct.Struct("<16sQQ8s")
+_CRC = struct.Struct("<I")
+
+
+class StoreError(Exception):
+    """The store file is missing, foreign, damaged or of another format version."""
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    name: str
+    offset: int
+    nbytes: int
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    version: int
+    header_size: int
+    node_count: int
+    edge_count: int
+    body_crc: int
+    file_size: int
+    sections: dict[str, Section]
+
+
+def header_size(section_count: int) -> int:
+    raw = _FIXED.size + section_count * _SECTION.size + _CRC.size
+    return align(raw)
+
+
+def align(offset: int) -> int:
+    return (offset + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def pack_header(
+    node_count: int, edge_count: int, sections: list[Section], body_crc: int, file_size: int
+) -> bytes:
+    size = header_size(len(sections))
+    fixed = _FIXED.pack(
+        MAGIC, FORMAT_VERSION, size, node_count, edge_count, len(sections), body_crc, file_size
+    )
+    table = b"".join(
+        _SECTION.pack(s.name.encode("ascii"), s.offset, s.nbytes, s.dtype.encode("ascii")) for s in sections
+    )
+    body = fixed + table
+    return (body + _CRC.pack(zlib.crc32(body))).ljust(size, b"\x00")
+
+
+def unpack_header(data: bytes, path: str, actual_size: int) -> Header:
+    """Validate and decode a header; every failure names the file and says what to do."""
+    if len(data) < _FIXED.size or not data.startswith(MAGIC):
+        raise StoreError(f"{path}: not a lineage store (bad magic); run `lineage harvest` to create one")
+    magic, version, size, nodes, edges, count, body_crc, file_size = _FIXED.unpack_from(data)
+    if version != FORMAT_VERSION:
+        age = "older" if version < FORMAT_VERSION else "newer"
+        raise StoreError(
+            f"{path}: store format v{version} is {age} than this lineage's v{FORMAT_VERSION}; "
+            "re-harvest to rebuild it"
+        )
+    table_end = _FIXED.size + count * _SECTION.size
+    if len(data) < table_end + _CRC.size:
+        raise StoreError(f"{path}: truncated store header")
+    (crc,) = _CRC.unpack_from(data, table_end)
+    if crc != zlib.crc32(data[:table_end]):
+        raise StoreError(f"{path}: damaged store header (checksum mismatch); re-harvest to rebuild it")
+    if actual_size != file_size:
+        raise StoreError(
+            f"{path}: store is {actual_size} bytes but its header says {file_size}: truncated or damaged"
+        )
+    sections = {}
+    for index in range(count):
+        raw_name, offset, nbytes, dtype = _SECTION.unpack_from(data, _FIXED.size + index * _SECTION.size)
+        name = raw_name.rstrip(b"\x00").decode("ascii")
+        sections[name] = Section(name, offset, nbytes, dtype.rstrip(b"\x00").decode("ascii"))
+    return Header(version, size, nodes, edges, body_crc, file_size, sections)
+
+
+def max_header_size() -> int:
+    """Enough bytes to read any header this version writes in one go."""
+    return header_size(64)
