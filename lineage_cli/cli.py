@@ -34,7 +34,10 @@ def store_option(command: F) -> F:
 
 def output_options(command: F) -> F:
     command = click.option(
-        "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE; the format follows its extension."
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False),
+        help="Write to FILE; the format follows its extension.",
     )(command)
     return click.option(
         "--format",
@@ -65,7 +68,12 @@ def cli() -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 if any statement could not be harvested.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors and the summary only; no progress bar.")
 def harvest(
-    paths: tuple[str, ...], dialect: str | None, default_schema: str | None, store: str, strict: bool, quiet: bool
+    paths: tuple[str, ...],
+    dialect: str | None,
+    default_schema: str | None,
+    store: str,
+    strict: bool,
+    quiet: bool,
 ) -> None:
     """Parse SQL files into the lineage store.
 

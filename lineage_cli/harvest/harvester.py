@@ -12,14 +12,16 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from sqlglot import exp
 
 from lineage_cli.harvest.split import parse_script
 from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement
 from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance
-from lineage_cli.profiles import DialectProfile, load_profile
+from lineage_cli.profiles import load_profile
 
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
@@ -100,31 +102,53 @@ def harvest_text(
     sql: str, file: str, into: Harvest, dialect: str | None = None, default_schema: str | None = None
 ) -> None:
     """Add the lineage of every statement in ``sql`` (from ``file``) to ``into``."""
+    script = analyze_script(sql, file, dialect, default_schema)
+    into.statements += script.statements
+    into.issues.extend(script.issues)
+    for statement in script.lineage:
+        add_statement(into.graph, file, statement.line, statement)
+        into.lineage_statements += 1
+        into.statement_types[statement.type] += 1
+
+
+@dataclass(slots=True)
+class ScriptAnalysis:
+    """The lineage of one script: what ``harvest`` stores and ``lineage parse`` prints."""
+
+    lineage: list[StatementLineage] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+    statements: int = 0
+
+
+def analyze_script(
+    sql: str, file: str, dialect: str | None = None, default_schema: str | None = None
+) -> ScriptAnalysis:
+    """Parse and analyse every statement of ``sql``; problems become issues, never exceptions."""
     profile = load_profile(file_dialect(sql) or dialect)
     ctx = Context(profile, default_schema=default_schema)
-    for line, lineage in _statements(sql, file, profile, ctx, into):
-        add_statement(into.graph, file, line, lineage)
-        into.lineage_statements += 1
-        into.statement_types[lineage.type] += 1
-
-
-def _statements(
-    sql: str, file: str, profile: DialectProfile, ctx: Context, into: Harvest
-) -> Iterator[tuple[int, StatementLineage]]:
+    script = ScriptAnalysis()
     for parsed in parse_script(sql, profile.sqlglot_dialect):
-        into.statements += 1
+        script.statements += 1
         if parsed.error is not None:
-            into.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
-            continue
-        if parsed.expression is None:
-            continue
-        try:
-            lineage = analyze_statement(parsed.expression, ctx)
-        except Exception as error:  # noqa: BLE001 - one odd statement must not end the harvest
-            into.issues.append(Issue(file, parsed.line, f"cannot analyse statement: {error}"))
-            continue
-        if lineage is not None:
-            yield parsed.line, lineage
+            script.issues.append(
+                Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col)
+            )
+        elif parsed.expression is not None:
+            _analyze_one(parsed.expression, parsed.line, file, ctx, script)
+    return script
+
+
+def _analyze_one(
+    expression: exp.Expression, line: int, file: str, ctx: Context, script: ScriptAnalysis
+) -> None:
+    try:
+        lineage = analyze_statement(expression, ctx)
+    except Exception as error:  # noqa: BLE001 - one odd statement must not end the harvest
+        script.issues.append(Issue(file, line, f"cannot analyse statement: {type(error).__name__}: {error}"))
+        return
+    if lineage is not None:
+        lineage.line = line
+        script.lineage.append(lineage)
 
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLineage) -> None:

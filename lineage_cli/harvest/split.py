@@ -8,7 +8,6 @@ keeps the line of its first token, which becomes the statement's provenance.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterator
 from dataclasses import dataclass
 

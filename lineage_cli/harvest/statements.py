@@ -30,9 +30,10 @@ class Write:
 
 @dataclass(slots=True)
 class StatementLineage:
-    type: str  # insert, ctas, view, alter_view, select_into, merge, update, delete, multi_insert
+    type: str  # insert, ctas, view, alter_view, select_into, merge, update, delete, multi_insert, replace
     writes: list[Write]
     expression: exp.Expression
+    line: int = 0  # set by the script analysis: the line of the statement's first token
 
     @property
     def targets(self) -> list[str]:
