@@ -54,18 +54,15 @@ def align(offset: int) -> int:
     return (offset + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
-def pack_header(
-    node_count: int, edge_count: int, sections: list[Section], body_crc: int, file_size: int
-) -> bytes:
+def pack_header(node_count: int, edge_count: int, sections: list[Section], body_crc: int, file_size: int) -> bytes:
     size = header_size(len(sections))
-    fixed = _FIXED.pack(
-        MAGIC, FORMAT_VERSION, size, node_count, edge_count, len(sections), body_crc, file_size
-    )
+    fixed = _FIXED.pack(MAGIC, FORMAT_VERSION, size, node_count, edge_count, len(sections), body_crc, file_size)
     table = b"".join(
         _SECTION.pack(s.name.encode("ascii"), s.offset, s.nbytes, s.dtype.encode("ascii")) for s in sections
     )
-    body = fixed + table
-    return (body + _CRC.pack(zlib.crc32(body))).ljust(size, b"\x00")
+    # The checksum closes the header, so it covers the padding too: every header byte is checked.
+    body = (fixed + table).ljust(size - _CRC.size, b"\x00")
+    return body + _CRC.pack(zlib.crc32(body))
 
 
 def unpack_header(data: bytes, path: str, actual_size: int) -> Header:
@@ -76,19 +73,16 @@ def unpack_header(data: bytes, path: str, actual_size: int) -> Header:
     if version != FORMAT_VERSION:
         age = "older" if version < FORMAT_VERSION else "newer"
         raise StoreError(
-            f"{path}: store format v{version} is {age} than this lineage's v{FORMAT_VERSION}; "
-            "re-harvest to rebuild it"
+            f"{path}: store format v{version} is {age} than this lineage's v{FORMAT_VERSION}; re-harvest to rebuild it"
         )
-    table_end = _FIXED.size + count * _SECTION.size
-    if len(data) < table_end + _CRC.size:
-        raise StoreError(f"{path}: truncated store header")
-    (crc,) = _CRC.unpack_from(data, table_end)
-    if crc != zlib.crc32(data[:table_end]):
+    if size != header_size(count) or len(data) < size:
+        raise StoreError(f"{path}: damaged or truncated store header; re-harvest to rebuild it")
+    crc_at = size - _CRC.size
+    (crc,) = _CRC.unpack_from(data, crc_at)
+    if crc != zlib.crc32(data[:crc_at]):
         raise StoreError(f"{path}: damaged store header (checksum mismatch); re-harvest to rebuild it")
     if actual_size != file_size:
-        raise StoreError(
-            f"{path}: store is {actual_size} bytes but its header says {file_size}: truncated or damaged"
-        )
+        raise StoreError(f"{path}: store is {actual_size} bytes but its header says {file_size}: truncated or damaged")
     sections = {}
     for index in range(count):
         raw_name, offset, nbytes, dtype = _SECTION.unpack_from(data, _FIXED.size + index * _SECTION.size)

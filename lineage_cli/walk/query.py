@@ -104,9 +104,7 @@ def _fold_transformations(store: Store, walk: Walk) -> Walk:
 
 
 def _result(store: Store, walk: Walk, starts: list[int], direction: str, hop_scale: int) -> LineageResult:
-    nodes = [
-        _result_node(store, int(n), int(h) // hop_scale) for n, h in zip(walk.nodes, walk.hops, strict=True)
-    ]
+    nodes = [_result_node(store, int(n), int(h) // hop_scale) for n, h in zip(walk.nodes, walk.hops, strict=True)]
     edges = {
         ResultEdge(
             store.name(int(s)),

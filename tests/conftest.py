@@ -1,0 +1,41 @@
+"""Shared fixtures: paths, a harvested fixture store, generated warehouses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO / ".." / "shared"
+GEN_WAREHOUSE = SHARED / "bench" / "gen_warehouse.py"
+CHECK_FORMATS = SHARED / "tools" / "check_formats.py"
+WAREHOUSE = REPO / "fixtures" / "sql" / "warehouse"
+
+
+def generate_warehouse(out: Path, *args: str) -> Path:
+    """Run the shared generator; returns ``out``."""
+    subprocess.run(
+        [sys.executable, str(GEN_WAREHOUSE), *args, "--out", str(out)], check=True, capture_output=True, text=True
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def warehouse_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture warehouse harvested into a store file (once per test session)."""
+    from lineage_cli.harvest.harvester import harvest
+    from lineage_cli.store.writer import write_store
+
+    path = tmp_path_factory.mktemp("store") / "graph.lin"
+    result = harvest([WAREHOUSE])
+    assert result.issues == []
+    write_store(result.graph, path, {"default_schema": None})
+    return path
+
+
+@pytest.fixture(scope="session")
+def hive_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate_warehouse(tmp_path_factory.mktemp("wh_hive"), "--tables", "300", "--dialect", "hive")

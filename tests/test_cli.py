@@ -1,0 +1,124 @@
+"""The command line end to end: harvest, up/down in every format, stats, errors, imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
+from tests.conftest import CHECK_FORMATS, WAREHOUSE
+
+
+@pytest.fixture()
+def runner(tmp_path, monkeypatch) -> CliRunner:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LINEAGE_STORE", raising=False)
+    return CliRunner()
+
+
+def harvested(runner: CliRunner, *extra: str) -> None:
+    outcome = runner.invoke(cli, ["harvest", str(WAREHOUSE), "--quiet", *extra])
+    assert outcome.exit_code == 0, outcome.output
+
+
+def test_harvest_writes_the_default_store_and_summarises(runner) -> None:
+    outcome = runner.invoke(cli, ["harvest", str(WAREHOUSE), "--quiet"])
+    assert outcome.exit_code == 0
+    assert Path(".lineage/graph.lin").is_file()
+    assert "harvested 16 files, 47 statements (27 with lineage" in outcome.output
+    assert "0 errors" in outcome.output
+
+
+def test_harvest_reports_errors_and_strict_fails(runner, tmp_path) -> None:
+    sql = tmp_path / "etl.sql"
+    sql.write_text("INSERT INTO a.t SELECT * FROM a.s;\nINSERT INTO a.u SELECT FROM WHERE;\n")
+    outcome = runner.invoke(cli, ["harvest", str(sql), "--quiet"])
+    assert outcome.exit_code == 0
+    assert "etl.sql:2:" in outcome.output and "1 errors" in outcome.output
+    assert runner.invoke(cli, ["harvest", str(sql), "--quiet", "--strict"]).exit_code == 1
+    up = runner.invoke(cli, ["up", "a.t", "--format", "json"])
+    assert json.loads(up.output)["edges"] == [{"source": "a.s", "target": "a.t", "type": "flow"}]
+
+
+def test_store_option_and_environment(runner, monkeypatch) -> None:
+    harvested(runner, "--store", "custom.lin")
+    assert Path("custom.lin").is_file()
+    monkeypatch.setenv("LINEAGE_STORE", "custom.lin")
+    assert runner.invoke(cli, ["up", "mart.sales_daily", "--format", "json"]).exit_code == 0
+
+
+def test_up_json_has_nodes_and_data_flow_edges(runner) -> None:
+    harvested(runner)
+    data = json.loads(runner.invoke(cli, ["up", "rpt.v_sales_weekly", "--format", "json"]).output)
+    assert data["roots"] == ["rpt.v_sales_weekly"]
+    assert {"name": "rpt.v_sales_daily", "kind": "view", "depth": 1} in data["nodes"]
+    assert {"source": "rpt.v_sales_daily", "target": "rpt.v_sales_weekly", "type": "flow"} in data["edges"]
+
+
+def test_tree_is_the_terminal_format(runner) -> None:
+    harvested(runner)
+    outcome = runner.invoke(cli, ["down", "stg.pos_sales", "--format", "tree", "--depth", "2"])
+    assert outcome.exit_code == 0
+    assert outcome.output.splitlines()[0].startswith("stg.pos_sales")
+    assert "ods.sales_header" in outcome.output and "mart.sales_daily" not in outcome.output
+
+
+@pytest.mark.parametrize(("suffix", "checker"), [(".tgf", "tgf"), (".graphml", "graphml"), (".dot", "dot")])
+def test_output_file_format_follows_its_extension_and_validates(runner, suffix, checker) -> None:
+    harvested(runner)
+    target = Path("out" + suffix).resolve()
+    outcome = runner.invoke(cli, ["up", "mart.sales_daily", "-o", str(target)])
+    assert outcome.exit_code == 0 and target.stat().st_size > 0
+    options = ["--require-labels"] if checker == "graphml" else []
+    check = subprocess.run(
+        [sys.executable, str(CHECK_FORMATS), checker, str(target), *options], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_unknown_name_exits_1_with_suggestions(runner) -> None:
+    harvested(runner)
+    outcome = runner.invoke(cli, ["up", "mart.sales_dayly"])
+    assert outcome.exit_code == 1
+    assert "mart.sales_daily" in outcome.output
+
+
+def test_missing_or_damaged_store_is_named_without_traceback(runner) -> None:
+    outcome = runner.invoke(cli, ["up", "x"])
+    assert outcome.exit_code == 2 and "graph.lin" in outcome.output and "Traceback" not in outcome.output
+    Path("bad.lin").write_bytes(b"garbage" * 50)
+    outcome = runner.invoke(cli, ["stats", "--store", "bad.lin"])
+    assert outcome.exit_code == 2 and "bad.lin: not a lineage store" in outcome.output
+
+
+def test_stats_counts_by_kind(runner) -> None:
+    harvested(runner)
+    outcome = runner.invoke(cli, ["stats", "--verify"])
+    assert outcome.exit_code == 0
+    assert "transformation" in outcome.output and "checksum ok" in outcome.output
+
+
+def test_unknown_dialect_is_a_usage_error(runner) -> None:
+    outcome = runner.invoke(cli, ["harvest", str(WAREHOUSE), "--dialect", "nosuchsql"])
+    assert outcome.exit_code == 2 and "unknown dialect" in outcome.output
+
+
+def test_python_m_and_queries_never_import_sqlglot(tmp_path) -> None:
+    env = {**os.environ, "LINEAGE_STORE": str(tmp_path / "g.lin")}
+    subprocess.run(
+        [sys.executable, "-m", "lineage_cli", "harvest", str(WAREHOUSE), "-q"], check=True, env=env, capture_output=True
+    )
+    probe = (
+        "import sys\nfrom lineage_cli.cli import main\nsys.argv=['lineage','up','mart.sales_daily','--format','json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "assert 'sqlglot' not in sys.modules, 'sqlglot imported on the query path'\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["roots"] == ["mart.sales_daily"]

@@ -1,0 +1,195 @@
+"""Table-level harvest: statement kinds, names, errors, and the golden fixture warehouse."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lineage_cli.harvest.harvester import Harvest, analyze_script, harvest, harvest_text
+from lineage_cli.model import EdgeType, Graph, NodeKind
+from tests.conftest import WAREHOUSE, generate_warehouse
+
+
+def table_edges(graph: Graph) -> set[tuple[str, str]]:
+    """Fold ``dataset -> transformation -> dataset`` into dataset pairs."""
+    reads: dict[str, set[str]] = {}
+    writes: dict[str, set[str]] = {}
+    for source, target, kind in graph.edges:
+        if kind is EdgeType.READ:
+            reads.setdefault(target, set()).add(source)
+        elif kind is EdgeType.WRITE:
+            writes.setdefault(source, set()).add(target)
+    return {(s, t) for step in reads.keys() | writes.keys() for s in reads.get(step, ()) for t in writes.get(step, ())}
+
+
+def lineage_of(sql: str, dialect: str = "hive", default_schema: str | None = None) -> list[tuple[str, list, list]]:
+    script = analyze_script(sql, "<test>", dialect, default_schema)
+    assert script.issues == []
+    return [(s.type, s.targets, s.sources) for s in script.lineage]
+
+
+def read_golden(name: str) -> list[str]:
+    text = (WAREHOUSE / name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_fixture_warehouse_table_edges_are_exact() -> None:
+    result = harvest([WAREHOUSE])
+    assert result.issues == []
+    expected = {tuple(line.split(" -> ")) for line in read_golden("expected_table_edges.txt")}
+    assert table_edges(result.graph) == expected
+
+
+def test_fixture_warehouse_statements_and_provenance() -> None:
+    result = harvest([WAREHOUSE])
+    seen = []
+    by_position: dict[tuple[str, int], tuple[set[str], set[str]]] = {}
+    for source, target, kind in result.graph.edges:
+        step = source if kind is EdgeType.WRITE else target
+        provenance = result.graph.provenance[step]
+        key = (provenance.file.split("warehouse/", 1)[1], provenance.line)
+        targets, sources = by_position.setdefault(key, (set(), set()))
+        (targets if kind is EdgeType.WRITE else sources).add(target if kind is EdgeType.WRITE else source)
+    for (file, line), (targets, sources) in sorted(by_position.items()):
+        seen.append(f"{file}:{line} {', '.join(sorted(targets))} <- {', '.join(sorted(sources))}")
+    assert seen == read_golden("expected_statements.txt")
+
+
+def test_generated_warehouse_reproduces_ground_truth(hive_warehouse) -> None:
+    truth = json.loads((hive_warehouse / "ground_truth.json").read_text())
+    result = harvest([hive_warehouse / "sql"], dialect="hive")
+    assert result.errors == []
+    assert table_edges(result.graph) == {tuple(edge) for edge in truth["table_edges"]}
+    assert result.lineage_statements == truth["n_statements"]
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "snowflake", "spark"])
+def test_generated_warehouse_other_dialects(tmp_path, dialect) -> None:
+    out = generate_warehouse(tmp_path, "--tables", "80", "--dialect", dialect, "--statements-per-file", "3")
+    truth = json.loads((out / "ground_truth.json").read_text())
+    result = harvest([out / "sql"], dialect=dialect)
+    assert result.errors == []
+    assert table_edges(result.graph) == {tuple(edge) for edge in truth["table_edges"]}
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "expected"),
+    [
+        (
+            "INSERT OVERWRITE TABLE ods.a PARTITION (dt='2024-01-01') SELECT s.x FROM stg.s s",
+            "hive",
+            [("insert", ["ods.a"], ["stg.s"])],
+        ),
+        (
+            "FROM stg.src s INSERT OVERWRITE TABLE ods.a SELECT s.x "
+            "INSERT INTO TABLE ods.b SELECT s.y WHERE s.k IN (SELECT k FROM stg.keys)",
+            "hive",
+            [("multi_insert", ["ods.a", "ods.b"], ["stg.keys", "stg.src"])],
+        ),
+        ("CREATE TABLE m.c AS WITH q AS (SELECT * FROM d.x) SELECT * FROM q", "hive", [("ctas", ["m.c"], ["d.x"])]),
+        (
+            "CREATE OR REPLACE VIEW r.v AS SELECT * FROM m.c JOIN m.d ON c.id = d.id",
+            "spark",
+            [("view", ["r.v"], ["m.c", "m.d"])],
+        ),
+        ("CREATE MATERIALIZED VIEW r.mv AS SELECT a FROM m.c", "postgres", [("view", ["r.mv"], ["m.c"])]),
+        ("ALTER VIEW r.v AS SELECT * FROM m.e", "hive", [("alter_view", ["r.v"], ["m.e"])]),
+        ("SELECT a.x INTO dbo.t2 FROM dbo.t1 a", "tsql", [("select_into", ["dbo.t2"], ["dbo.t1"])]),
+        (
+            "MERGE INTO d.t USING (SELECT * FROM s.a) src ON t.id = src.id WHEN MATCHED THEN UPDATE SET x = src.x",
+            "postgres",
+            [("merge", ["d.t"], ["d.t", "s.a"])],
+        ),
+        (
+            "UPDATE t SET t.x = s.x FROM dbo.t t JOIN dbo.s s ON t.id = s.id",
+            "tsql",
+            [("update", ["dbo.t"], ["dbo.s", "dbo.t"])],
+        ),
+        ("UPDATE a.t SET x = s.x FROM a.s WHERE t.id = s.id", "postgres", [("update", ["a.t"], ["a.s", "a.t"])]),
+        ("DELETE FROM a.t USING a.s WHERE t.id = s.id", "postgres", [("delete", ["a.t"], ["a.s", "a.t"])]),
+        ("REPLACE INTO a.t SELECT * FROM a.s", "mysql", [("replace", ["a.t"], ["a.s"])]),
+        (
+            "INSERT INTO d.t SELECT e.item FROM s.a a LATERAL VIEW explode(a.items) e AS item",
+            "hive",
+            [("insert", ["d.t"], ["s.a"])],
+        ),
+        (
+            "INSERT INTO d.t SELECT u.v FROM s.a CROSS JOIN UNNEST(s.a.arr) AS u(v)",
+            "trino",
+            [("insert", ["d.t"], ["s.a"])],
+        ),
+        ("INSERT INTO d.t SELECT * FROM generate_series(1, 3) g", "postgres", [("insert", ["d.t"], [])]),
+    ],
+)
+def test_statement_kinds(sql, dialect, expected) -> None:
+    assert lineage_of(sql, dialect) == expected
+
+
+def test_statements_without_lineage_add_nothing_and_raise_nothing() -> None:
+    sql = """SET hive.exec.parallel=true; USE ods; ANALYZE TABLE a.b COMPUTE STATISTICS;
+    DROP TABLE IF EXISTS a.b; TRUNCATE TABLE a.b; DESCRIBE a.b; GRANT SELECT ON TABLE a.b TO USER bob;
+    SELECT * FROM a.b; INSERT OVERWRITE DIRECTORY '/tmp/x' SELECT * FROM a.b"""
+    script = analyze_script(sql, "<noise>", "hive")
+    assert (script.lineage, script.issues, script.statements) == ([], [], 9)
+
+
+def test_use_sets_the_default_schema_for_later_statements() -> None:
+    sql = "INSERT INTO t1 SELECT * FROM s1;\nUSE ods;\nINSERT INTO t2 SELECT * FROM stg.s2 JOIN s3 ON 1=1"
+    assert lineage_of(sql, "hive", default_schema="dwh") == [
+        ("insert", ["dwh.t1"], ["dwh.s1"]),
+        ("insert", ["ods.t2"], ["ods.s3", "stg.s2"]),
+    ]
+
+
+def test_profile_default_schema_applies_when_none_is_given() -> None:
+    assert lineage_of("INSERT INTO t SELECT * FROM s", "postgres") == [("insert", ["public.t"], ["public.s"])]
+    assert lineage_of("INSERT INTO t SELECT * FROM s", "bigquery") == [("insert", ["t"], ["s"])]
+
+
+def test_names_are_case_folded_and_unquoted() -> None:
+    assert lineage_of('INSERT INTO "Dwh"."Fact" SELECT * FROM STG."Orders"', "postgres") == [
+        ("insert", ["dwh.fact"], ["stg.orders"])
+    ]
+    assert lineage_of("INSERT INTO `Db`.`T` SELECT * FROM proj.ds.src", "bigquery") == [
+        ("insert", ["db.t"], ["proj.ds.src"])
+    ]
+
+
+def test_cte_and_alias_names_never_become_tables() -> None:
+    sql = """WITH orders AS (SELECT * FROM stg.orders), o2 AS (SELECT * FROM orders)
+    INSERT INTO dwh.f SELECT x.* FROM (SELECT * FROM o2) x JOIN stg.c c ON x.id = c.id
+    WHERE EXISTS (SELECT 1 FROM stg.k k WHERE k.id = x.id)"""
+    assert lineage_of(sql, "spark") == [("insert", ["dwh.f"], ["stg.c", "stg.k", "stg.orders"])]
+
+
+def test_broken_statement_is_reported_and_the_rest_is_harvested() -> None:
+    sql = "INSERT INTO a.t SELECT * FROM a.s;\n\nINSERT INTO a.u SELECT FROM WHERE;\nINSERT INTO a.v SELECT * FROM a.t;"
+    result = Harvest()
+    harvest_text(sql, "etl/broken.sql", result, "hive")
+    assert [(i.file, i.line) for i in result.issues] == [("etl/broken.sql", 3)]
+    assert table_edges(result.graph) == {("a.s", "a.t"), ("a.t", "a.v")}
+
+
+def test_untokenizable_statement_costs_only_itself() -> None:
+    sql = "INSERT INTO a.t SELECT * FROM a.s;\nSELECT 'unterminated\nFROM x;\nINSERT INTO a.v SELECT * FROM a.t;\n"
+    result = Harvest()
+    harvest_text(sql, "q.sql", result, "hive")
+    assert [i.line for i in result.errors] == [2]
+    assert table_edges(result.graph) == {("a.s", "a.t"), ("a.t", "a.v")}
+
+
+def test_file_dialect_directive_wins(tmp_path) -> None:
+    (tmp_path / "pg.sql").write_text("-- dialect: postgres\nINSERT INTO t SELECT * FROM s;\n")
+    result = harvest([tmp_path], dialect="hive")
+    assert table_edges(result.graph) == {("public.s", "public.t")}
+
+
+def test_views_are_views_and_transformations_carry_provenance(tmp_path) -> None:
+    (tmp_path / "v.sql").write_text("\n-- the view\nCREATE VIEW r.v AS SELECT * FROM m.t; INSERT INTO m.u SELECT 1")
+    result = harvest([tmp_path / "v.sql"])
+    graph = result.graph
+    assert graph.kinds["r.v"] is NodeKind.VIEW and graph.kinds["m.t"] is NodeKind.TABLE
+    steps = sorted(n for n, k in graph.kinds.items() if k is NodeKind.TRANSFORMATION)
+    assert [graph.provenance[s].line for s in steps] == [3, 3]
+    assert steps[0].endswith("v.sql:3") and steps[1].endswith("v.sql:3#2")

@@ -1,0 +1,136 @@
+"""The store file: round trip, atomic replacement, and damaged files named, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance, Subtype
+from lineage_cli.store import writer
+from lineage_cli.store.layout import FORMAT_VERSION, StoreError
+from lineage_cli.store.reader import open_store
+from lineage_cli.store.writer import write_store
+
+
+def small_graph() -> Graph:
+    graph = Graph()
+    graph.add_node("stg.orders", NodeKind.TABLE)
+    graph.add_node("rpt.v_orders", NodeKind.VIEW)
+    graph.add_node("stg.orders.id", NodeKind.COLUMN, container="stg.orders")
+    graph.add_node("rpt.v_orders.id", NodeKind.COLUMN, container="rpt.v_orders")
+    step = graph.add_transformation("etl/v.sql:4", Provenance("etl/v.sql", 4))
+    graph.add_edge("stg.orders", step, EdgeType.READ)
+    graph.add_edge(step, "rpt.v_orders", EdgeType.WRITE)
+    graph.add_edge("stg.orders.id", "rpt.v_orders.id", EdgeType.PROJECTION, Subtype.IDENTITY.bit)
+    graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.FILTER.bit)
+    graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.JOIN.bit)
+    return graph
+
+
+@pytest.fixture()
+def store_file(tmp_path):
+    path = tmp_path / "g.lin"
+    write_store(small_graph(), path, {"default_schema": "stg"})
+    return path
+
+
+def test_round_trip_names_kinds_containers_provenance(store_file) -> None:
+    store = open_store(store_file)
+    graph = small_graph()
+    assert store.names() == sorted(graph.kinds)
+    for name, kind in graph.kinds.items():
+        node = store.find(name)
+        assert node is not None and store.kind(node) is kind
+    assert store.name(store.container(store.find("stg.orders.id"))) == "stg.orders"
+    assert store.provenance(store.find("etl/v.sql:4")) == ("etl/v.sql", 4)
+    assert store.provenance(store.find("stg.orders")) is None
+    assert store.find("stg.order") is None and store.find("zzz") is None
+    assert store.meta["default_schema"] == "stg"
+
+
+def test_round_trip_adjacency_both_directions(store_file) -> None:
+    store = open_store(store_file)
+    expected = {(s, t, k.value, f) for (s, t, k), f in small_graph().edges.items()}
+    forward = set()
+    offsets, nodes, types, flags = (store.array(f"fwd_{n}") for n in ("offsets", "node", "type", "flags"))
+    for origin in range(store.node_count):
+        for index in range(offsets[origin], offsets[origin + 1]):
+            forward.add((store.name(origin), store.name(nodes[index]), int(types[index]), int(flags[index])))
+    assert forward == expected
+    offsets, nodes = store.array("bwd_offsets"), store.array("bwd_node")
+    backward = {
+        (store.name(nodes[i]), store.name(target))
+        for target in range(store.node_count)
+        for i in range(offsets[target], offsets[target + 1])
+    }
+    assert backward == {(s, t) for s, t, _, _ in expected}
+    assert store.edge_count == len(expected)
+
+
+def test_like_patterns(store_file) -> None:
+    store = open_store(store_file)
+    assert [store.name(n) for n in store.like("stg.%")] == ["stg.orders", "stg.orders.id"]
+    assert [store.name(n) for n in store.like("%.v\\_orders")] == ["rpt.v_orders"]
+
+
+def test_failed_write_leaves_the_old_store_intact(store_file, monkeypatch) -> None:
+    before = store_file.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(writer, "_write_file", crash)
+    with pytest.raises(OSError):
+        write_store(Graph(), store_file, {})
+    assert store_file.read_bytes() == before
+    assert [p.name for p in store_file.parent.iterdir()] == [store_file.name]
+
+
+def test_missing_file_is_named(tmp_path) -> None:
+    with pytest.raises(StoreError, match="no lineage store here"):
+        open_store(tmp_path / "nope.lin")
+
+
+@pytest.mark.parametrize("content", [b"", b"hello world", b"PK\x03\x04" + b"\x00" * 400])
+def test_foreign_files_are_named(tmp_path, content) -> None:
+    path = tmp_path / "foreign.lin"
+    path.write_bytes(content)
+    with pytest.raises(StoreError, match="not a lineage store"):
+        open_store(path)
+
+
+def test_truncated_file_is_detected(store_file) -> None:
+    data = store_file.read_bytes()
+    for size in (len(data) - 1, len(data) // 2, 40):
+        store_file.write_bytes(data[:size])
+        with pytest.raises(StoreError, match=str(store_file.name)):
+            open_store(store_file)
+
+
+def test_other_format_version_says_reharvest(store_file) -> None:
+    data = bytearray(store_file.read_bytes())
+    struct.pack_into("<I", data, 8, FORMAT_VERSION + 1)
+    store_file.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="newer.*re-harvest"):
+        open_store(store_file)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(st.data())
+def test_any_flipped_bit_is_detected(store_file, data) -> None:
+    original = store_file.read_bytes()
+    position = data.draw(st.integers(min_value=0, max_value=len(original) - 1))
+    bit = data.draw(st.integers(min_value=0, max_value=7))
+    damaged = bytearray(original)
+    damaged[position] ^= 1 << bit
+    store_file.write_bytes(bytes(damaged))
+    try:
+        if position < os.path.getsize(store_file):
+            with pytest.raises(StoreError):
+                open_store(store_file)
+    finally:
+        store_file.write_bytes(original)

@@ -1,0 +1,103 @@
+"""Walks on the fixture warehouse: up, down, depth, cycles, patterns, names."""
+
+from __future__ import annotations
+
+import pytest
+
+from lineage_cli.store.reader import open_store
+from lineage_cli.walk.query import AmbiguousName, NameNotFound, lineage, resolve
+from tests.conftest import WAREHOUSE
+
+
+def golden_edges() -> set[tuple[str, str]]:
+    lines = (WAREHOUSE / "expected_table_edges.txt").read_text().splitlines()
+    return {tuple(line.split(" -> ")) for line in lines if line and not line.startswith("#")}
+
+
+def ancestors(name: str, edges: set[tuple[str, str]]) -> set[str]:
+    found, frontier = {name}, [name]
+    while frontier:
+        node = frontier.pop()
+        for source, target in edges:
+            if target == node and source not in found:
+                found.add(source)
+                frontier.append(source)
+    return found
+
+
+def descendants(name: str, edges: set[tuple[str, str]]) -> set[str]:
+    return ancestors(name, {(t, s) for s, t in edges})
+
+
+@pytest.fixture(scope="module")
+def store(warehouse_store):
+    return open_store(warehouse_store)
+
+
+@pytest.mark.parametrize("table", ["mart.sales_daily", "rpt.v_sales_weekly", "dwh.dim_customer", "stg.pos_sales"])
+def test_up_matches_the_transitive_closure_of_the_golden_edges(store, table) -> None:
+    edges = golden_edges()
+    result = lineage(store, table, "up")
+    expected_nodes = ancestors(table, edges)
+    assert {n.name for n in result.nodes} == expected_nodes
+    assert {(e.source, e.target) for e in result.edges} == {(s, t) for s, t in edges if t in expected_nodes}
+    assert {e.type for e in result.edges} <= {"flow"}
+
+
+@pytest.mark.parametrize("table", ["stg.pos_sales", "stg.web_clickstream", "mart.sales_daily"])
+def test_down_matches_the_transitive_closure_of_the_golden_edges(store, table) -> None:
+    edges = golden_edges()
+    result = lineage(store, table, "down")
+    expected_nodes = descendants(table, edges)
+    assert {n.name for n in result.nodes} == expected_nodes
+    assert {(e.source, e.target) for e in result.edges} == {(s, t) for s, t in edges if s in expected_nodes}
+
+
+def test_depth_bounds_the_hops(store) -> None:
+    edges = golden_edges()
+    result = lineage(store, "mart.sales_daily", "up", depth=1)
+    direct = {s for s, t in edges if t == "mart.sales_daily"} | {"mart.sales_daily"}
+    assert {n.name for n in result.nodes} == direct
+    assert all(n.depth <= 1 for n in result.nodes)
+    two = lineage(store, "mart.sales_daily", "up", depth=2)
+    assert {n.name for n in two.nodes} > direct
+    assert max(n.depth for n in two.nodes) == 2
+
+
+def test_self_loop_terminates_and_is_kept(store) -> None:
+    result = lineage(store, "dwh.dim_customer", "down")
+    assert ("dwh.dim_customer", "dwh.dim_customer") in {(e.source, e.target) for e in result.edges}
+
+
+def test_show_transformations_keeps_statement_nodes(store) -> None:
+    result = lineage(store, "rpt.v_sales_weekly", "up", depth=1, show_transformations=True)
+    steps = [n for n in result.nodes if n.kind == "transformation"]
+    assert len(steps) == 1 and steps[0].file.endswith("sales_views.sql") and steps[0].line > 0
+    assert {e.type for e in result.edges} == {"read", "write"}
+
+
+def test_names_are_case_insensitive_and_patterns_merge(store) -> None:
+    assert resolve(store, "MART.Sales_Daily") == [store.find("mart.sales_daily")]
+    assert resolve(store, "sales_daily") == [store.find("mart.sales_daily")]  # schema omitted, unique
+    starts = resolve(store, "stg.%")
+    assert {store.name(n) for n in starts} == {s for s, _ in golden_edges() if s.startswith("stg.")}
+    merged = lineage(store, "stg.pos_%", "down")
+    assert set(merged.roots) == {"stg.pos_sales", "stg.pos_sales_line"}
+
+
+def test_unknown_name_suggests_close_ones(store) -> None:
+    with pytest.raises(NameNotFound) as caught:
+        resolve(store, "mart.sales_dayly")
+    assert "mart.sales_daily" in caught.value.suggestions
+
+
+def test_ambiguous_short_name_lists_candidates(tmp_path) -> None:
+    from lineage_cli.harvest.harvester import Harvest, harvest_text
+    from lineage_cli.store.writer import write_store
+
+    result = Harvest()
+    harvest_text("INSERT INTO a.orders SELECT * FROM b.orders", "x.sql", result, "hive")
+    write_store(result.graph, tmp_path / "g.lin", {})
+    with pytest.raises(AmbiguousName) as caught:
+        resolve(open_store(tmp_path / "g.lin"), "orders")
+    assert caught.value.candidates == ["a.orders", "b.orders"]
