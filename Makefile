@@ -1,0 +1,40 @@
+# Quick start: `make demo` (set up + harvest the fixtures + query), `make test` (set up + run the tests).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DEMO_STORE := .lineage/demo.lin
+
+.PHONY: demo test bench lint install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The stamp is rebuilt when pyproject.toml changes, so a new dependency is picked up by the next make.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(BIN)/lineage harvest fixtures/sql/warehouse --store $(DEMO_STORE)
+	@echo; echo '$$ lineage up mart.sales_daily'
+	@$(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) --format tree
+	@echo; echo '$$ lineage down stg.pos_sales'
+	@$(BIN)/lineage down stg.pos_sales --store $(DEMO_STORE) --format tree
+	@echo; echo '$$ lineage up mart.sales_daily -o demo.graphml'
+	@$(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) -o demo.graphml
+
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/run.py
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .lineage demo.graphml bench-out .pytest_cache

@@ -1,0 +1,143 @@
+"""``make bench``: harvest throughput and query latency, each beside a baseline.
+
+Generates a warehouse with ``../shared/bench/gen_warehouse.py`` (cached in ``bench-out/``),
+then prints one table:
+
+* harvest statements/s: sqlglot parsing alone (the baseline) vs our table-level harvest;
+* a cold ``lineage up`` process vs a cold Python process answering the same question
+  with a SQLite recursive CTE over an indexed edges table (the do-it-yourself baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GEN = REPO / ".." / "shared" / "bench" / "gen_warehouse.py"
+OUT = REPO / "bench-out"
+
+SQLITE_UP = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute('''WITH RECURSIVE up(name) AS (SELECT ? UNION SELECT e.source FROM edges e JOIN up ON e.target = up.name)
+                     SELECT name FROM up''', (sys.argv[2],)).fetchall()
+print(len(rows))
+"""
+
+
+def generate(tables: int, dialect: str) -> Path:
+    out = OUT / f"wh_{dialect}_{tables}"
+    if not (out / "ground_truth.json").is_file():
+        cmd = [sys.executable, str(GEN), "--tables", str(tables), "--dialect", dialect, "--out", str(out)]
+        subprocess.run(cmd, check=True, capture_output=True)
+    return out
+
+
+def sql_texts(warehouse: Path) -> list[tuple[Path, str]]:
+    return [(p, p.read_text()) for p in sorted((warehouse / "sql").rglob("*.sql"))]
+
+
+def parse_only(texts: list[tuple[Path, str]], dialect: str) -> tuple[int, float]:
+    import sqlglot
+
+    started, statements = time.perf_counter(), 0
+    for _, sql in texts:
+        statements += len(sqlglot.parse(sql, read=dialect))
+    return statements, time.perf_counter() - started
+
+
+def table_harvest(warehouse: Path, dialect: str) -> tuple[int, float, object]:
+    from lineage_cli.harvest.harvester import harvest
+
+    result = harvest([warehouse / "sql"], dialect=dialect)
+    return result.statements, result.seconds, result
+
+
+def cold_runs(command: list[str], repeat: int) -> float:
+    """Median wall seconds of ``repeat`` fresh processes."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def sqlite_baseline(truth: dict, path: Path) -> Path:
+    path.unlink(missing_ok=True)
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE edges (source TEXT, target TEXT)")
+    db.executemany("INSERT INTO edges VALUES (?, ?)", truth["table_edges"])
+    db.execute("CREATE INDEX edges_target ON edges (target)")
+    db.commit()
+    db.close()
+    return path
+
+
+def deepest_mart(truth: dict) -> str:
+    upstream: dict[str, set[str]] = {}
+    for source, target in truth["table_edges"]:
+        upstream.setdefault(target, set()).add(source)
+
+    def closure(name: str) -> int:
+        seen, stack = {name}, [name]
+        while stack:
+            for source in upstream.get(stack.pop(), ()):
+                if source not in seen:
+                    seen.add(source)
+                    stack.append(source)
+        return len(seen)
+
+    marts = [t for t in upstream if t.startswith("mart.")]
+    return max(sorted(marts), key=closure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", type=int, default=2000)
+    parser.add_argument("--dialect", default="hive")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+
+    warehouse = generate(args.tables, args.dialect)
+    truth = json.loads((warehouse / "ground_truth.json").read_text())
+    texts = sql_texts(warehouse)
+    parsed, parse_seconds = parse_only(texts, args.dialect)
+    statements, harvest_seconds, result = table_harvest(warehouse, args.dialect)
+
+    from lineage_cli.store.writer import write_store
+
+    store = OUT / f"{warehouse.name}.lin"
+    write_store(result.graph, store, {"default_schema": None})
+    mart = deepest_mart(truth)
+    lineage_cmd = [str(Path(sys.executable).parent / "lineage"), "up", mart, "--store", str(store), "--format", "json"]
+    ours = cold_runs(lineage_cmd, args.repeat)
+    db = sqlite_baseline(truth, OUT / f"{warehouse.name}.sqlite")
+    theirs = cold_runs([sys.executable, "-c", SQLITE_UP, str(db), mart], args.repeat)
+    python_alone = cold_runs([sys.executable, "-c", "pass"], args.repeat)
+
+    rows = [
+        ("harvest, statements/s (all statements)", "sqlglot parse alone", parsed / parse_seconds,
+         statements / harvest_seconds, "x"),
+        (f"cold `lineage up {mart}`, ms", "python + SQLite recursive CTE", theirs * 1000, ours * 1000, "ms"),
+        ("cold `python -c pass`, ms", "", python_alone * 1000, python_alone * 1000, "ms"),
+    ]  # fmt: skip
+    print(
+        f"warehouse: {args.tables} tables, {args.dialect}, {len(texts)} files, {result.lineage_statements} "
+        f"lineage statements of {statements}; store {store.stat().st_size:,} bytes"
+    )
+    print(f"{'measure':<52}{'baseline':>12}{'lineage':>12}{'ratio':>10}   baseline is")
+    for label, baseline_name, baseline, ours_value, _ in rows:
+        ratio = ours_value / baseline if baseline else float("nan")
+        print(f"{label:<52}{baseline:>12.1f}{ours_value:>12.1f}{ratio:>9.2f}x   {baseline_name}")
+
+
+if __name__ == "__main__":
+    main()
