@@ -26,8 +26,9 @@ OUT = REPO / "bench-out"
 SQLITE_UP = """
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-rows = db.execute('''WITH RECURSIVE up(name) AS (SELECT ? UNION SELECT e.source FROM edges e JOIN up ON e.target = up.name)
-                     SELECT name FROM up''', (sys.argv[2],)).fetchall()
+rows = db.execute('''WITH RECURSIVE up(name) AS (
+    SELECT ? UNION SELECT e.source FROM edges e JOIN up ON e.target = up.name)
+    SELECT name FROM up''', (sys.argv[2],)).fetchall()
 print(len(rows))
 """
 
