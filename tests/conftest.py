@@ -38,4 +38,4 @@ def warehouse_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def hive_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate_warehouse(tmp_path_factory.mktemp("wh_hive"), "--tables", "300", "--dialect", "hive")
+    return generate_warehouse(tmp_path_factory.mktemp("wh_hive"), "--tables", "2000", "--dialect", "hive")

@@ -232,9 +232,7 @@ def test_graphml_yed_graphics(result: LineageResult, tmp_path: Path) -> None:
     assert len(set(fills.values())) == len(fills)
     for edge, expected in zip(graph.findall(G + "edge"), result.edges, strict=True):
         line = edge.find(f"{G}data/{Y}PolyLineEdge")
-        assert line.find(Y + "LineStyle").get("type") == (
-            "dashed" if expected.type == "predicate" else "line"
-        )
+        assert line.find(Y + "LineStyle").get("type") == ("dashed" if expected.type == "predicate" else "line")
         assert line.find(Y + "Arrows").get("target") == "standard"
         label = line.find(Y + "EdgeLabel")
         assert (label.text if label is not None else "") == ", ".join(expected.subtypes)
@@ -286,14 +284,9 @@ def test_dot_round_trip(result: LineageResult, tmp_path: Path) -> None:
     objects = document["objects"]
     # Graphviz keeps ids raw apart from \" -> ", so only the label needs the full unescape.
     assert [unescape(obj["label"]) for obj in objects] == [node.name for node in result.nodes]
-    assert [unescape(obj["name"].replace('"', '\\"')) for obj in objects] == [
-        node.name for node in result.nodes
-    ]
+    assert [unescape(obj["name"].replace('"', '\\"')) for obj in objects] == [node.name for node in result.nodes]
     by_gvid = {obj["_gvid"]: unescape(obj["label"]) for obj in objects}
-    edges = {
-        (by_gvid[edge["tail"]], by_gvid[edge["head"]], edge.get("style"))
-        for edge in document.get("edges", [])
-    }
+    edges = {(by_gvid[edge["tail"]], by_gvid[edge["head"]], edge.get("style")) for edge in document.get("edges", [])}
     assert edges == {
         (edge.source, edge.target, "dashed" if edge.type == "predicate" else None) for edge in result.edges
     }
@@ -323,10 +316,7 @@ def test_tree_shows_roots_and_every_reached_node() -> None:
 
 def test_tree_follows_the_walk_direction() -> None:
     lines = tree_text(UPSTREAM).splitlines()
-    depth = {
-        name: next(line.index(name) for line in lines if name in line)
-        for name in ("mart.revenue", "raw.orders")
-    }
+    depth = {name: next(line.index(name) for line in lines if name in line) for name in ("mart.revenue", "raw.orders")}
     assert depth["raw.orders"] > depth["mart.revenue"]
 
 

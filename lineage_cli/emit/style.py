@@ -72,7 +72,5 @@ def index_nodes(result: LineageResult) -> dict[str, int]:
     for edge in result.edges:
         for end in (edge.source, edge.target):
             if end not in index:
-                raise ValueError(
-                    f"edge {edge.source!r} -> {edge.target!r}: {end!r} is not a node of the result"
-                )
+                raise ValueError(f"edge {edge.source!r} -> {edge.target!r}: {end!r} is not a node of the result")
     return index

@@ -40,8 +40,5 @@ def to_tgf(result: LineageResult) -> str:
     index = index_nodes(result)
     lines = [_line(position + 1, flatten(node.name)) for position, node in enumerate(result.nodes)]
     lines.append("#")
-    lines += [
-        _line(index[edge.source] + 1, index[edge.target] + 1, flatten(edge_label(edge)))
-        for edge in result.edges
-    ]
+    lines += [_line(index[edge.source] + 1, index[edge.target] + 1, flatten(edge_label(edge))) for edge in result.edges]
     return "\n".join(lines) + "\n"

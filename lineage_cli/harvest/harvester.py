@@ -130,17 +130,13 @@ def analyze_script(
     for parsed in parse_script(sql, profile.sqlglot_dialect):
         script.statements += 1
         if parsed.error is not None:
-            script.issues.append(
-                Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col)
-            )
+            script.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
         elif parsed.expression is not None:
             _analyze_one(parsed.expression, parsed.line, file, ctx, script)
     return script
 
 
-def _analyze_one(
-    expression: exp.Expression, line: int, file: str, ctx: Context, script: ScriptAnalysis
-) -> None:
+def _analyze_one(expression: exp.Expression, line: int, file: str, ctx: Context, script: ScriptAnalysis) -> None:
     try:
         lineage = analyze_statement(expression, ctx)
     except Exception as error:  # noqa: BLE001 - one odd statement must not end the harvest

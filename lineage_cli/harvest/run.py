@@ -28,9 +28,7 @@ def run_harvest(
     except (ProfileError, FileNotFoundError) as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
-    result = _harvest_with_progress(
-        paths, dialect, default_schema, len(files), quiet or not console.is_terminal
-    )
+    result = _harvest_with_progress(paths, dialect, default_schema, len(files), quiet or not console.is_terminal)
     for issue in result.issues:
         console.print(str(issue), markup=False, style="red" if issue.level == "error" else "yellow")
     meta = {
@@ -74,7 +72,5 @@ def _summary(result: Harvest, path: Path, size: int) -> None:
         f"in {result.seconds:.2f}s ({rate:.0f} statements/s)"
     )
     graph = result.graph
-    print(
-        f"{len(graph.kinds)} nodes, {len(graph.edges)} edges, {len(result.errors)} errors -> {path} ({size} bytes)"
-    )
+    print(f"{len(graph.kinds)} nodes, {len(graph.edges)} edges, {len(result.errors)} errors -> {path} ({size} bytes)")
     sys.stdout.flush()
