@@ -33,9 +33,10 @@ class NodeKind(IntEnum):
 class EdgeType(IntEnum):
     """Typed edges.  Values are stored on disk: append only.
 
-    READ and WRITE form the table flow ``dataset -> transformation -> dataset``;
-    CONTAINS links a table to its columns; PROJECTION and PREDICATE are column lineage
-    (``column -> column`` and ``column -> table``).
+    READ and WRITE form the table flow ``dataset -> transformation -> dataset``; FLOW is a
+    direct ``dataset -> dataset`` edge from imported lineage; CONTAINS links a table to its
+    columns; PROJECTION and PREDICATE are column lineage (``column -> column`` and
+    ``column -> table``).
     """
 
     READ = 1
@@ -43,6 +44,7 @@ class EdgeType(IntEnum):
     CONTAINS = 3
     PROJECTION = 4
     PREDICATE = 5
+    FLOW = 6  # dataset -> dataset with no statement in between (imported lineage)
 
     @property
     def label(self) -> str:
@@ -107,19 +109,24 @@ class Provenance:
     line: int
 
 
+EdgeKey = tuple[str, str, EdgeType, str | None]
+
+
 @dataclass(slots=True)
 class Graph:
     """A mutable lineage graph keyed by node name.
 
     Node names are unique: datasets are ``schema.table``, columns ``schema.table.column``,
     transformations ``file:line`` (with ``#n`` when a line holds several statements).
-    Edges are keyed by ``(source, target, type)``; their subtype flags are OR-ed together.
+    Edges are keyed by ``(source, target, type, statement)``, where ``statement`` is the
+    transformation node the edge came from (None when no statement made it); subtype flags
+    of one key are OR-ed together.
     """
 
     kinds: dict[str, NodeKind] = field(default_factory=dict)
     containers: dict[str, str] = field(default_factory=dict)
     provenance: dict[str, Provenance] = field(default_factory=dict)
-    edges: dict[tuple[str, str, EdgeType], int] = field(default_factory=dict)
+    edges: dict[EdgeKey, int] = field(default_factory=dict)
 
     def add_node(self, name: str, kind: NodeKind, container: str | None = None) -> str:
         """Add ``name`` or refine its kind: a VIEW seen anywhere beats a TABLE."""
@@ -130,8 +137,10 @@ class Graph:
             self.containers.setdefault(name, container)
         return name
 
-    def add_edge(self, source: str, target: str, edge_type: EdgeType, flags: int = 0) -> None:
-        key = (source, target, edge_type)
+    def add_edge(
+        self, source: str, target: str, edge_type: EdgeType, flags: int = 0, statement: str | None = None
+    ) -> None:
+        key = (source, target, edge_type, statement)
         self.edges[key] = self.edges.get(key, 0) | flags
 
     def add_transformation(self, name: str, provenance: Provenance) -> str:
@@ -143,5 +152,5 @@ class Graph:
         for name, kind in other.kinds.items():
             self.add_node(name, kind, other.containers.get(name))
         self.provenance.update(other.provenance)
-        for (source, target, edge_type), flags in other.edges.items():
-            self.add_edge(source, target, edge_type, flags)
+        for (source, target, edge_type, statement), flags in other.edges.items():
+            self.add_edge(source, target, edge_type, flags, statement)

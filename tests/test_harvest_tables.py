@@ -15,7 +15,7 @@ def table_edges(graph: Graph) -> set[tuple[str, str]]:
     """Fold ``dataset -> transformation -> dataset`` into dataset pairs."""
     reads: dict[str, set[str]] = {}
     writes: dict[str, set[str]] = {}
-    for source, target, kind in graph.edges:
+    for source, target, kind, _ in graph.edges:
         if kind is EdgeType.READ:
             reads.setdefault(target, set()).add(source)
         elif kind is EdgeType.WRITE:
@@ -45,7 +45,7 @@ def test_fixture_warehouse_statements_and_provenance() -> None:
     result = harvest([WAREHOUSE])
     seen = []
     by_position: dict[tuple[str, int], tuple[set[str], set[str]]] = {}
-    for source, target, kind in result.graph.edges:
+    for source, target, kind, _ in result.graph.edges:
         step = source if kind is EdgeType.WRITE else target
         provenance = result.graph.provenance[step]
         key = (provenance.file.split("warehouse/", 1)[1], provenance.line)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance, Subtype
 from lineage_cli.store import writer
-from lineage_cli.store.layout import FORMAT_VERSION, StoreError
+from lineage_cli.store.layout import FORMAT_VERSION, StoreError, unpack_attributes
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 
@@ -25,9 +25,9 @@ def small_graph() -> Graph:
     step = graph.add_transformation("etl/v.sql:4", Provenance("etl/v.sql", 4))
     graph.add_edge("stg.orders", step, EdgeType.READ)
     graph.add_edge(step, "rpt.v_orders", EdgeType.WRITE)
-    graph.add_edge("stg.orders.id", "rpt.v_orders.id", EdgeType.PROJECTION, Subtype.IDENTITY.bit)
-    graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.FILTER.bit)
-    graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.JOIN.bit)
+    graph.add_edge("stg.orders.id", "rpt.v_orders.id", EdgeType.PROJECTION, Subtype.IDENTITY.bit, step)
+    graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.FILTER.bit, step)
+    graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.JOIN.bit, step)
     return graph
 
 
@@ -54,12 +54,14 @@ def test_round_trip_names_kinds_containers_provenance(store_file) -> None:
 
 def test_round_trip_adjacency_both_directions(store_file) -> None:
     store = open_store(store_file)
-    expected = {(s, t, k.value, f) for (s, t, k), f in small_graph().edges.items()}
+    expected = {(s, t, k.value, f, m) for (s, t, k, m), f in small_graph().edges.items()}
     forward = set()
-    offsets, nodes, types, flags = (store.array(f"fwd_{n}") for n in ("offsets", "node", "type", "flags"))
+    offsets, nodes, attributes, statements = (store.array(f"fwd_{n}") for n in ("offsets", "node", "attr", "statement"))
     for origin in range(store.node_count):
         for index in range(offsets[origin], offsets[origin + 1]):
-            forward.add((store.name(origin), store.name(nodes[index]), int(types[index]), int(flags[index])))
+            edge_type, flags = unpack_attributes(attributes[index])
+            statement = store.name(statements[index]) if statements[index] >= 0 else None
+            forward.add((store.name(origin), store.name(nodes[index]), edge_type, flags, statement))
     assert forward == expected
     offsets, nodes = store.array("bwd_offsets"), store.array("bwd_node")
     backward = {
@@ -67,7 +69,7 @@ def test_round_trip_adjacency_both_directions(store_file) -> None:
         for target in range(store.node_count)
         for i in range(offsets[target], offsets[target + 1])
     }
-    assert backward == {(s, t) for s, t, _, _ in expected}
+    assert backward == {(s, t) for s, t, _, _, _ in expected}
     assert store.edge_count == len(expected)
 
 

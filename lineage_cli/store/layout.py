@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass
 
 MAGIC = b"LINEAGE\x00"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 ALIGNMENT = 8
 
 # magic, version, header size, node count, edge count, section count, body crc32, file size
@@ -20,6 +20,23 @@ _FIXED = struct.Struct("<8sIIQQIIQ")
 # section name, offset, byte length, numpy dtype string
 _SECTION = struct.Struct("<16sQQ8s")
 _CRC = struct.Struct("<I")
+
+
+# An edge's type and subtype bits share one u16: type in the low 4 bits, subtypes above.
+TYPE_BITS = 4
+TYPE_MASK = (1 << TYPE_BITS) - 1
+
+
+def pack_attributes(edge_type: int, flags: int) -> int:
+    """
+    >>> unpack_attributes(pack_attributes(5, 0b101))
+    (5, 5)
+    """
+    return int(edge_type) | (flags << TYPE_BITS)
+
+
+def unpack_attributes(attributes: int) -> tuple[int, int]:
+    return attributes & TYPE_MASK, attributes >> TYPE_BITS
 
 
 class StoreError(Exception):

@@ -1,25 +1,29 @@
 """Open a store file and read its nodes and adjacency without loading it.
 
-Opening reads the header only (plus a checksum pass over small files); every array is
-a zero-copy view of one ``numpy.memmap``, so a query touches just the pages it walks.
+Opening reads the header only (plus a checksum pass over small files).  Arrays are
+zero-copy ``memoryview`` casts of one read-only ``mmap``, so a query touches just the
+pages it walks and a small query never imports numpy; ``numpy_array`` gives the same
+bytes as a numpy array for the vectorized walks.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
+import sys
 import zlib
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from lineage_cli.model import NodeKind
 from lineage_cli.store.layout import Header, StoreError, max_header_size, unpack_header
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from lineage_cli.walk.result import LineageResult
 
 # Below this size the body checksum is verified on open; above it, `lineage stats --verify` does it,
@@ -29,9 +33,10 @@ VERIFY_ON_OPEN_BYTES = 32 * 1024 * 1024
 _REQUIRED = (
     "node_kind", "name_offsets", "names", "node_container", "node_file", "node_line",
     "file_offsets", "files", "meta",
-    "fwd_offsets", "fwd_node", "fwd_type", "fwd_flags",
-    "bwd_offsets", "bwd_node", "bwd_type", "bwd_flags",
+    "fwd_offsets", "fwd_node", "fwd_attr", "fwd_statement", "bwd_offsets", "bwd_node", "bwd_attr",
 )  # fmt: skip
+# numpy dtype string -> memoryview format; the file is little-endian like every host we run on
+_FORMATS = {"|u1": "B", "<u2": "H", "<i4": "i", "<i8": "q", "<u8": "Q"}
 
 
 def open_store(path: str | os.PathLike[str]) -> Store:
@@ -44,7 +49,9 @@ class Store:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.header = _read_header(self.path)
-        self._map = np.memmap(self.path, dtype="u1", mode="r")
+        with self.path.open("rb") as handle:
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        self._bytes = memoryview(self._map)
         missing = [name for name in _REQUIRED if name not in self.header.sections]
         if missing:
             raise StoreError(f"{self.path}: damaged store: missing sections {', '.join(missing)}")
@@ -52,23 +59,37 @@ class Store:
             self.verify()
 
     # -- raw arrays --------------------------------------------------------------------------------
-    def array(self, name: str) -> np.ndarray:
+    def array(self, name: str) -> memoryview:
+        """Section ``name`` as a typed memoryview (indexable, no numpy)."""
+        section = self._section(name)
+        raw = self._bytes[section.offset : section.offset + section.nbytes]
+        if sys.byteorder != "little" or section.dtype not in _FORMATS:
+            raise StoreError(f"{self.path}: section {name} has dtype {section.dtype}, unreadable on this host")
+        return raw.cast(_FORMATS[section.dtype])
+
+    def numpy_array(self, name: str) -> np.ndarray:
+        """Section ``name`` as a zero-copy numpy array (imports numpy)."""
+        import numpy as np
+
+        section = self._section(name)
+        dtype = np.dtype(section.dtype)
+        return np.frombuffer(self._map, dtype=dtype, count=section.nbytes // dtype.itemsize, offset=section.offset)
+
+    def _section(self, name: str):  # noqa: ANN202 - Section
         section = self.header.sections[name]
-        end = section.offset + section.nbytes
-        if section.offset < self.header.header_size or end > self.header.file_size:
+        if section.offset < self.header.header_size or section.offset + section.nbytes > self.header.file_size:
             raise StoreError(f"{self.path}: damaged store: section {name} lies outside the file")
-        return self._map[section.offset : end].view(np.dtype(section.dtype))
+        return section
 
     def verify(self) -> None:
         """Check the body checksum: detects bit flips anywhere after the header."""
-        crc = zlib.crc32(memoryview(self._map[self.header.header_size :]))
-        if crc != self.header.body_crc:
+        if zlib.crc32(self._bytes[self.header.header_size :]) != self.header.body_crc:
             raise StoreError(f"{self.path}: damaged store (body checksum mismatch); re-harvest to rebuild it")
 
     @cached_property
     def meta(self) -> dict[str, Any]:
         try:
-            return json.loads(self.array("meta").tobytes())
+            return json.loads(bytes(self.array("meta")))
         except ValueError as error:
             raise StoreError(f"{self.path}: damaged store metadata: {error}") from error
 
@@ -81,53 +102,62 @@ class Store:
         return self.header.edge_count
 
     @cached_property
-    def kinds(self) -> np.ndarray:
+    def kinds(self) -> memoryview:
         return self.array("node_kind")
 
     @cached_property
-    def _name_offsets(self) -> np.ndarray:
+    def _name_offsets(self) -> memoryview:
         return self.array("name_offsets")
 
     @cached_property
-    def _names_blob(self) -> np.ndarray:
+    def _names_blob(self) -> memoryview:
         return self.array("names")
 
     # -- nodes -------------------------------------------------------------------------------------
     def name(self, node: int) -> str:
-        start, end = self._name_offsets[node], self._name_offsets[node + 1]
-        return self._names_blob[start:end].tobytes().decode("utf-8")
+        offsets = self._name_offsets
+        return str(self._names_blob[offsets[node] : offsets[node + 1]], "utf-8")
 
     def kind(self, node: int) -> NodeKind:
-        return NodeKind(int(self.kinds[node]))
+        return NodeKind(self.kinds[node])
 
     def provenance(self, node: int) -> tuple[str, int] | None:
-        file_index = int(self.array("node_file")[node])
+        file_index = self.array("node_file")[node]
         if file_index < 0:
             return None
         offsets = self.array("file_offsets")
-        file = self.array("files")[offsets[file_index] : offsets[file_index + 1]].tobytes().decode("utf-8")
-        return file, int(self.array("node_line")[node])
+        file = str(self.array("files")[offsets[file_index] : offsets[file_index + 1]], "utf-8")
+        return file, self.array("node_line")[node]
 
     def container(self, node: int) -> int | None:
-        parent = int(self.array("node_container")[node])
+        parent = self.array("node_container")[node]
         return parent if parent >= 0 else None
 
     def find(self, name: str) -> int | None:
         """The id of the node called exactly ``name``: a binary search, ids being name ranks."""
+        wanted = name.encode("utf-8")
+        offsets, blob = self._name_offsets, self._names_blob
         low, high = 0, self.node_count
         while low < high:
             middle = (low + high) // 2
-            if self.name(middle) < name:
+            if blob[offsets[middle] : offsets[middle + 1]].tobytes() < wanted:
                 low = middle + 1
             else:
                 high = middle
-        return low if low < self.node_count and self.name(low) == name else None
+        if low < self.node_count and blob[offsets[low] : offsets[low + 1]].tobytes() == wanted:
+            return low
+        return None
 
     def names(self) -> list[str]:
         """Every node name in id order (reads the whole string table)."""
+        return self._names_text.split("\n") if self.node_count else []
+
+    @cached_property
+    def _names_text(self) -> str:
+        """The string table as one newline-joined text, for pattern scans."""
         blob = self._names_blob.tobytes()
-        offsets = self._name_offsets.tolist()
-        return [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(self.node_count)]
+        offsets = self._name_offsets
+        return "\n".join(str(blob[offsets[i] : offsets[i + 1]], "utf-8") for i in range(self.node_count))
 
     def like(self, pattern: str) -> list[int]:
         """Ids of the nodes whose name matches a SQL LIKE ``pattern`` (``%`` any run, ``_`` one character)."""
@@ -160,12 +190,12 @@ def like_regex(pattern: str) -> re.Pattern[str]:
         elif char == "\\":
             escaped = True
         elif char == "%":
-            parts.append(".*")
+            parts.append("[^\\n]*")
         elif char == "_":
-            parts.append(".")
+            parts.append("[^\\n]")
         else:
             parts.append(re.escape(char))
-    return re.compile("".join(parts), re.DOTALL)
+    return re.compile("".join(parts))
 
 
 def _read_header(path: Path) -> Header:

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.layout import StoreError
+from lineage_cli.store.layout import TYPE_MASK, StoreError
 from lineage_cli.store.reader import Store, open_store
 
 
 def store_stats(store: Store) -> dict[str, object]:
-    kinds = np.bincount(store.kinds, minlength=max(NodeKind) + 1)
-    types = np.bincount(store.array("fwd_type"), minlength=max(EdgeType) + 1)
+    kinds = np.bincount(store.numpy_array("node_kind"), minlength=max(NodeKind) + 1)
+    types = np.bincount(store.numpy_array("fwd_attr") & TYPE_MASK, minlength=max(EdgeType) + 1)
     return {
         "path": str(store.path),
         "bytes": store.header.file_size,

@@ -2,7 +2,8 @@
 
 Node ids are the ranks of the node names in sorted order, so the name index is the
 node table itself (binary search, no extra section).  Edges become CSR adjacency in
-both directions.  The file is written beside its destination, fsync-ed and renamed
+both directions, 16 bytes per edge: neighbour and packed type+subtypes each way, and the
+statement that made the edge once, forward.  The file is written beside its destination, fsync-ed and renamed
 over it: a crash mid-write leaves the previous store intact.
 """
 
@@ -19,7 +20,7 @@ from typing import BinaryIO
 import numpy as np
 
 from lineage_cli.model import Graph
-from lineage_cli.store.layout import Section, align, header_size, pack_header
+from lineage_cli.store.layout import Section, align, header_size, pack_attributes, pack_header
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +69,14 @@ def _build_sections(graph: Graph, meta: dict[str, object]) -> dict[str, np.ndarr
             container[ids[name]] = ids[parent]
 
     edge_count = len(graph.edges)
-    src = np.fromiter((ids[s] for s, _, _ in graph.edges), dtype="<i4", count=edge_count)
-    dst = np.fromiter((ids[t] for _, t, _ in graph.edges), dtype="<i4", count=edge_count)
-    kind = np.fromiter((int(k) for _, _, k in graph.edges), dtype="u1", count=edge_count)
-    flags = np.fromiter(graph.edges.values(), dtype="<u2", count=edge_count)
+    src = np.fromiter((ids[s] for s, _, _, _ in graph.edges), dtype="<i4", count=edge_count)
+    dst = np.fromiter((ids[t] for _, t, _, _ in graph.edges), dtype="<i4", count=edge_count)
+    statement = np.fromiter(
+        (ids[m] if m is not None else -1 for _, _, _, m in graph.edges), dtype="<i4", count=edge_count
+    )
+    attributes = np.fromiter(
+        (pack_attributes(k, f) for (_, _, k, _), f in graph.edges.items()), dtype="<u2", count=edge_count
+    )
 
     sections = {
         "node_kind": np.fromiter((int(graph.kinds[n]) for n in names), dtype="u1", count=len(names)),
@@ -84,8 +89,10 @@ def _build_sections(graph: Graph, meta: dict[str, object]) -> dict[str, np.ndarr
         "files": file_blob,
         "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype="u1"),
     }
-    sections.update(_csr("fwd", src, dst, kind, flags, len(names)))
-    sections.update(_csr("bwd", dst, src, kind, flags, len(names)))
+    forward_order = np.lexsort((dst, src))
+    sections.update(_csr("fwd", src, dst, attributes, forward_order, len(names)))
+    sections["fwd_statement"] = statement[forward_order]
+    sections.update(_csr("bwd", dst, src, attributes, np.lexsort((src, dst)), len(names)))
     return sections
 
 
@@ -97,16 +104,14 @@ def _string_table(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _csr(
-    prefix: str, origin: np.ndarray, neighbour: np.ndarray, kind: np.ndarray, flags: np.ndarray, nodes: int
+    prefix: str, origin: np.ndarray, neighbour: np.ndarray, attributes: np.ndarray, order: np.ndarray, nodes: int
 ) -> dict[str, np.ndarray]:
-    order = np.lexsort((neighbour, origin))
     offsets = np.zeros(nodes + 1, dtype="<i8")
     np.cumsum(np.bincount(origin, minlength=nodes), out=offsets[1:])
     return {
         f"{prefix}_offsets": offsets,
         f"{prefix}_node": neighbour[order],
-        f"{prefix}_type": kind[order],
-        f"{prefix}_flags": flags[order],
+        f"{prefix}_attr": attributes[order],
     }
 
 

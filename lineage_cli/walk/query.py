@@ -1,9 +1,9 @@
 """Lineage queries: resolve what the user typed to start nodes, walk, shape the answer.
 
-Table lineage walks ``dataset -> transformation -> dataset`` and, unless transformations
-are asked for, folds each transformation into direct ``flow`` edges between the
-datasets it reads and writes.  Column lineage walks projection edges, predicate edges
-on request.
+Table lineage walks ``dataset -> transformation -> dataset`` (and direct ``flow`` edges
+from imported lineage) and, unless transformations are asked for, folds each
+transformation into ``flow`` edges between the datasets it reads and writes.  Column
+lineage walks projection edges, predicate edges on request.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from __future__ import annotations
 import difflib
 from collections import defaultdict
 
-import numpy as np
-
 from lineage_cli.model import EdgeType, NodeKind, subtypes_from_flags
+from lineage_cli.store.layout import unpack_attributes
 from lineage_cli.store.reader import Store
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 from lineage_cli.walk.traverse import Walk, bfs
 
-QUERYABLE = (NodeKind.TABLE, NodeKind.VIEW, NodeKind.COLUMN)
-TABLE_FLOW = EdgeType.READ.bit | EdgeType.WRITE.bit
+QUERYABLE = frozenset((NodeKind.TABLE, NodeKind.VIEW, NodeKind.COLUMN))
+TABLE_FLOW = EdgeType.READ.bit | EdgeType.WRITE.bit | EdgeType.FLOW.bit
+TRANSFORMATION = int(NodeKind.TRANSFORMATION)
 
 
 class NameNotFound(LookupError):
@@ -68,52 +68,51 @@ def lineage(
 ) -> LineageResult:
     """Everything ``direction`` ("up" or "down") of the named nodes, merged into one answer."""
     starts = resolve(store, name_or_pattern)
-    column_query = all(store.kind(n) is NodeKind.COLUMN for n in starts)
-    if column_query:
+    if all(store.kind(n) is NodeKind.COLUMN for n in starts):
         mask = EdgeType.PROJECTION.bit | (EdgeType.PREDICATE.bit if predicates else 0)
-        walk = bfs(store, starts, direction, mask, depth)
-        return _result(store, walk, starts, direction, hop_scale=1)
+        return _result(store, bfs(store, starts, direction, mask, depth), starts, direction)
     walk = bfs(store, starts, direction, TABLE_FLOW, None if depth is None else 2 * depth)
     if show_transformations:
-        return _result(store, walk, starts, direction, hop_scale=1)
-    return _result(store, _fold_transformations(store, walk), starts, direction, hop_scale=2)
+        return _result(store, walk, starts, direction)
+    return _result(store, fold_transformations(store, walk), starts, direction)
 
 
-def _fold_transformations(store: Store, walk: Walk) -> Walk:
-    """Replace ``a -> t -> b`` by ``a -> b`` for every transformation ``t`` in the walk."""
-    is_transformation = store.kinds[walk.nodes] == NodeKind.TRANSFORMATION
+def fold_transformations(store: Store, walk: Walk) -> Walk:
+    """Replace ``a -> t -> b`` by ``a -> b`` for every transformation ``t`` in the walk.
+
+    A dataset's hop count becomes the number of dataset-to-dataset hops.
+    """
+    kinds = store.kinds
     inputs: dict[int, set[int]] = defaultdict(set)
     outputs: dict[int, set[int]] = defaultdict(set)
-    for source, target in zip(walk.sources.tolist(), walk.targets.tolist(), strict=True):
-        if store.kind(target) is NodeKind.TRANSFORMATION:
+    direct: set[tuple[int, int]] = set()
+    for source, target in zip(walk.sources, walk.targets, strict=True):
+        if kinds[target] == TRANSFORMATION:
             inputs[target].add(source)
-        else:
+        elif kinds[source] == TRANSFORMATION:
             outputs[source].add(target)
-    pairs = sorted({(a, b) for t in inputs.keys() & outputs.keys() for a in inputs[t] for b in outputs[t]})
-    sources = np.array([a for a, _ in pairs], dtype=np.int64)
-    targets = np.array([b for _, b in pairs], dtype=np.int64)
-    flow = np.zeros(len(pairs), dtype=np.uint8)
-    return Walk(
-        walk.nodes[~is_transformation],
-        walk.hops[~is_transformation],
-        sources,
-        targets,
-        flow,
-        np.zeros(len(pairs), dtype=np.uint16),
-    )
+        else:
+            direct.add((source, target))
+    pairs = direct | {(a, b) for t in inputs.keys() & outputs.keys() for a in inputs[t] for b in outputs[t]}
+    folded = Walk()
+    for node, hop in zip(walk.nodes, walk.hops, strict=True):
+        if kinds[node] != TRANSFORMATION:
+            folded.nodes.append(node)
+            folded.hops.append((hop + 1) // 2)
+    for source, target in sorted(pairs):
+        folded.sources.append(source)
+        folded.targets.append(target)
+        folded.attributes.append(EdgeType.FLOW)
+    return folded
 
 
-def _result(store: Store, walk: Walk, starts: list[int], direction: str, hop_scale: int) -> LineageResult:
-    nodes = [_result_node(store, int(n), int(h) // hop_scale) for n, h in zip(walk.nodes, walk.hops, strict=True)]
-    edges = {
-        ResultEdge(
-            store.name(int(s)),
-            store.name(int(t)),
-            EdgeType(int(k)).label if k else "flow",
-            tuple(subtypes_from_flags(int(f))),
-        )
-        for s, t, k, f in zip(walk.sources, walk.targets, walk.types, walk.flags, strict=True)
-    }
+def _result(store: Store, walk: Walk, starts: list[int], direction: str) -> LineageResult:
+    nodes = [_result_node(store, n, h) for n, h in zip(walk.nodes, walk.hops, strict=True)]
+    edges = set()
+    for source, target, attribute in zip(walk.sources, walk.targets, walk.attributes, strict=True):
+        edge_type, flags = unpack_attributes(attribute)
+        label = EdgeType(edge_type).label
+        edges.add(ResultEdge(store.name(source), store.name(target), label, tuple(subtypes_from_flags(flags))))
     return LineageResult(
         direction=direction,
         roots=sorted(store.name(n) for n in starts),
@@ -129,7 +128,8 @@ def _result_node(store: Store, node: int, depth: int) -> ResultNode:
 
 
 def _closest(store: Store, wanted: str) -> list[str]:
-    names = [n for i, n in enumerate(store.names()) if store.kinds[i] in (k.value for k in QUERYABLE)]
+    queryable = {int(k) for k in QUERYABLE}
+    names = [n for i, n in enumerate(store.names()) if store.kinds[i] in queryable]
     close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
     tail = [n for n in names if n.endswith(wanted.rsplit(".", 1)[-1])][:5]
     return list(dict.fromkeys(close + tail))[:5]

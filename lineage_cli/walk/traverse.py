@@ -1,70 +1,131 @@
 """Frontier-at-a-time breadth-first search over the store's CSR arrays.
 
-Each step gathers the adjacency slices of the whole frontier with numpy, keeps the
-edges whose type is in the mask, and records every kept edge, so the caller gets the
-exact sub-graph of the walk (cycles end because a node enters the frontier once).
+Each hop expands the whole frontier and keeps the edges whose type is in the mask,
+recording every kept edge, so the caller gets the exact sub-graph of the walk (cycles
+end because a node enters the frontier once).  Small frontiers are expanded in plain
+Python over memoryviews — cheaper than importing numpy for a query that touches a few
+hundred edges; a frontier with many edges is expanded with numpy, vectorized.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import numpy as np
-
+from lineage_cli.store.layout import TYPE_MASK
 from lineage_cli.store.reader import Store
+
+# Above this many adjacency entries in one hop, numpy's fixed costs pay for themselves.
+VECTORIZE_FROM_EDGES = 2048
 
 
 @dataclass(slots=True)
 class Walk:
     """Nodes reached (with their hop count) and edges traversed, in data-flow orientation."""
 
-    nodes: np.ndarray  # node ids, in the order reached
-    hops: np.ndarray  # hops from the nearest start, same order
-    sources: np.ndarray  # edge endpoints, data-flow orientation (source -> target)
-    targets: np.ndarray
-    types: np.ndarray
-    flags: np.ndarray
+    nodes: list[int] = field(default_factory=list)
+    hops: list[int] = field(default_factory=list)
+    sources: list[int] = field(default_factory=list)
+    targets: list[int] = field(default_factory=list)
+    attributes: list[int] = field(default_factory=list)  # packed type + subtype flags
 
 
-def type_bits(mask: int) -> np.ndarray:
-    """A lookup table: edge type byte -> whether the mask follows it."""
-    table = np.zeros(256, dtype=bool)
-    for value in range(256):
-        table[value] = bool(mask & (1 << value)) if value < 64 else False
-    return table
+@dataclass(slots=True)
+class _Adjacency:
+    offsets: memoryview
+    neighbours: memoryview
+    attributes: memoryview
+    store: Store
+    prefix: str
 
 
 def bfs(store: Store, starts: list[int], direction: str, mask: int, max_hops: int | None = None) -> Walk:
-    """Walk ``direction`` ("down" follows data flow, "up" goes against it) from ``starts``."""
+    """Walk ``direction`` ("down" follows data flow, "up" goes against it) from ``starts``.
+
+    ``mask`` has bit ``1 << t`` set for every edge type ``t`` to follow.
+    """
     prefix = "fwd" if direction == "down" else "bwd"
-    offsets = store.array(f"{prefix}_offsets")
-    neighbours = store.array(f"{prefix}_node")
-    edge_types = store.array(f"{prefix}_type")
-    edge_flags = store.array(f"{prefix}_flags")
-    follow = type_bits(mask)
-
-    seen = np.zeros(store.node_count, dtype=bool)
-    frontier = np.unique(np.asarray(starts, dtype=np.int64))
-    seen[frontier] = True
-    reached, hops, collected = [frontier], [np.zeros(frontier.size, dtype=np.int32)], []
+    adjacency = _Adjacency(
+        store.array(f"{prefix}_offsets"), store.array(f"{prefix}_node"), store.array(f"{prefix}_attr"), store, prefix
+    )
+    seen = bytearray(store.node_count)
+    frontier = sorted(set(starts))
+    walk = Walk()
+    for node in frontier:
+        seen[node] = 1
+    walk.nodes.extend(frontier)
+    walk.hops.extend([0] * len(frontier))
+    origins: list[int] = []
+    neighbours: list[int] = []
     hop = 0
-    while frontier.size and (max_hops is None or hop < max_hops):
+    while frontier and (max_hops is None or hop < max_hops):
         hop += 1
-        origin, index = _gather(offsets, frontier)
-        keep = follow[edge_types[index]]
-        origin, index = origin[keep], index[keep]
-        neighbour = neighbours[index].astype(np.int64)
-        collected.append((origin, neighbour, edge_types[index], edge_flags[index]))
-        fresh = np.unique(neighbour[~seen[neighbour]])
-        seen[fresh] = True
-        reached.append(fresh)
-        hops.append(np.full(fresh.size, hop, dtype=np.int32))
-        frontier = fresh
-    return _as_walk(reached, hops, collected, direction)
+        width = sum(adjacency.offsets[n + 1] - adjacency.offsets[n] for n in frontier)
+        expand = _expand_numpy if width > VECTORIZE_FROM_EDGES else _expand_python
+        frontier = expand(adjacency, frontier, mask, seen, origins, neighbours, walk.attributes)
+        walk.nodes.extend(frontier)
+        walk.hops.extend([hop] * len(frontier))
+    walk.sources, walk.targets = (origins, neighbours) if direction == "down" else (neighbours, origins)
+    return walk
 
 
-def _gather(offsets: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _expand_python(
+    adjacency: _Adjacency,
+    frontier: list[int],
+    mask: int,
+    seen: bytearray,
+    origins: list[int],
+    neighbours: list[int],
+    attributes: list[int],
+) -> list[int]:
+    offsets, nodes, attrs = adjacency.offsets, adjacency.neighbours, adjacency.attributes
+    fresh: list[int] = []
+    for origin in frontier:
+        for index in range(offsets[origin], offsets[origin + 1]):
+            attribute = attrs[index]
+            if mask >> (attribute & TYPE_MASK) & 1:
+                neighbour = nodes[index]
+                origins.append(origin)
+                neighbours.append(neighbour)
+                attributes.append(attribute)
+                if not seen[neighbour]:
+                    seen[neighbour] = 1
+                    fresh.append(neighbour)
+    fresh.sort()
+    return fresh
+
+
+def _expand_numpy(
+    adjacency: _Adjacency,
+    frontier: list[int],
+    mask: int,
+    seen: bytearray,
+    origins: list[int],
+    neighbours: list[int],
+    attributes: list[int],
+) -> list[int]:
+    import numpy as np
+
+    store, prefix = adjacency.store, adjacency.prefix
+    offsets = store.numpy_array(f"{prefix}_offsets")
+    ids = np.asarray(frontier, dtype=np.int64)
+    origin, index = gather(offsets, ids)
+    attribute = store.numpy_array(f"{prefix}_attr")[index]
+    keep = (np.right_shift(mask, attribute & TYPE_MASK) & 1).astype(bool)
+    origin, index, attribute = origin[keep], index[keep], attribute[keep]
+    neighbour = store.numpy_array(f"{prefix}_node")[index]
+    origins.extend(origin.tolist())
+    neighbours.extend(neighbour.tolist())
+    attributes.extend(attribute.tolist())
+    visited = np.frombuffer(seen, dtype=np.bool_)  # shares memory with ``seen``
+    fresh = np.unique(neighbour[~visited[neighbour]])
+    visited[fresh] = True
+    return fresh.tolist()
+
+
+def gather(offsets, frontier):  # noqa: ANN001, ANN201 - numpy arrays in, numpy arrays out
     """Edge indices of every frontier node's adjacency slice, and the node each came from."""
+    import numpy as np
+
     starts = offsets[frontier]
     counts = offsets[frontier + 1] - starts
     total = int(counts.sum())
@@ -76,18 +137,3 @@ def _gather(offsets: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.n
     run_starts = np.repeat(np.cumsum(counts) - counts, counts)
     index = np.repeat(starts, counts) + (np.arange(total) - run_starts)
     return origin, index
-
-
-def _as_walk(
-    reached: list[np.ndarray],
-    hops: list[np.ndarray],
-    collected: list[tuple[np.ndarray, ...]],
-    direction: str,
-) -> Walk:
-    if collected:
-        origin, neighbour, types, flags = (np.concatenate(parts) for parts in zip(*collected, strict=True))
-    else:
-        origin = neighbour = np.empty(0, dtype=np.int64)
-        types, flags = np.empty(0, dtype=np.uint8), np.empty(0, dtype=np.uint16)
-    sources, targets = (origin, neighbour) if direction == "down" else (neighbour, origin)
-    return Walk(np.concatenate(reached), np.concatenate(hops), sources, targets, types, flags)
