@@ -28,7 +28,19 @@ class ParsedStatement:
     error_col: int | None = None
 
 
-def parse_script(sql: str, dialect: str) -> Iterator[ParsedStatement]:
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Statements beyond these are reported and skipped: sqlglot recurses per nesting level,
+    and a generated 50,000-token statement can take minutes or exhaust the stack."""
+
+    max_tokens: int = 200_000
+    max_depth: int = 200
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def parse_script(sql: str, dialect: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[ParsedStatement]:
     """Parse every statement of ``sql``; yield one ``ParsedStatement`` per statement.
 
     >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
@@ -36,15 +48,32 @@ def parse_script(sql: str, dialect: str) -> Iterator[ParsedStatement]:
     >>> broken = list(parse_script("SELECT (1;\\nSELECT 2", ""))
     >>> (broken[0].error is not None, broken[1].expression.sql())
     (True, 'SELECT 2')
+    >>> list(parse_script("SELECT " + "(" * 300 + "1" + ")" * 300, ""))[0].error
+    'statement nests 300 levels deep (limit 200); skipped'
     """
     engine = Dialect.get_or_raise(dialect)
     try:
         tokens = engine.tokenize(sql)
     except TokenError:
-        yield from _parse_pieces_separately(sql, engine)
+        yield from _parse_pieces_separately(sql, engine, limits)
         return
     for chunk in _split_tokens(tokens):
-        yield _parse_chunk(chunk, sql, engine)
+        yield _parse_chunk(chunk, sql, engine, limits)
+
+
+def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
+    if len(chunk) > limits.max_tokens:
+        return f"statement has {len(chunk)} tokens (limit {limits.max_tokens}); skipped"
+    depth = deepest = 0
+    for token in chunk:
+        if token.token_type is TokenType.L_PAREN:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.token_type is TokenType.R_PAREN:
+            depth -= 1
+    if deepest > limits.max_depth:
+        return f"statement nests {deepest} levels deep (limit {limits.max_depth}); skipped"
+    return None
 
 
 def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
@@ -60,8 +89,11 @@ def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
         yield chunk
 
 
-def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect) -> ParsedStatement:
+def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> ParsedStatement:
     statement = ParsedStatement(line=chunk[0].line)
+    statement.error = _over_limits(chunk, limits)
+    if statement.error is not None:
+        return statement
     parser = engine.parser(error_level=ErrorLevel.RAISE)
     try:
         expressions = [e for e in parser.parse(chunk, sql) if e is not None]
@@ -95,7 +127,7 @@ def _readable(message: str) -> str:
     return _TOKEN_REPR.sub(lambda match: repr(match.group(1)), message)
 
 
-def _parse_pieces_separately(sql: str, engine: Dialect) -> Iterator[ParsedStatement]:
+def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Iterator[ParsedStatement]:
     """Fallback when the whole script does not tokenize (an unterminated quote, say)."""
     for first_line, piece in _naive_pieces(sql):
         # Leading newlines keep the piece's token lines equal to the file's lines.
@@ -106,7 +138,7 @@ def _parse_pieces_separately(sql: str, engine: Dialect) -> Iterator[ParsedStatem
             yield ParsedStatement(line=first_line, error=f"tokenizer error: {error}", error_line=first_line)
             continue
         for chunk in _split_tokens(tokens):
-            yield _parse_chunk(chunk, padded, engine)
+            yield _parse_chunk(chunk, padded, engine, limits)
 
 
 def _naive_pieces(sql: str) -> Iterator[tuple[int, str]]:
