@@ -140,6 +140,38 @@ cli.command(name="up")(_walk_command("up"))
 cli.command(name="down")(_walk_command("down"))
 
 
+@cli.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("csv", "tsv", "jsonl", "hive")),
+    help="Input format [default: from the file's extension].",
+)
+@click.option("--replace", is_flag=True, help="Replace the store instead of merging into it.")
+@store_option
+def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
+    """Merge lineage from another tool into the store.
+
+    \b
+    Formats:
+      csv, tsv, jsonl  edge lists with a header naming the columns source, target and
+                       optionally type (flow | projection | predicate | contains) and
+                       subtype (e.g. FILTER or IDENTITY; several joined by ',' or '|')
+      hive             Hive LineageLogger hook output (JSON lines with vertices and edges)
+
+    Bad rows are reported with their line number and skipped.
+
+    \b
+    Example:
+      lineage import edges.csv
+      lineage import hive_lineage.log --format hive
+    """
+    from lineage_cli.harvest.import_run import run_import
+
+    sys.exit(run_import(file, fmt, store, replace))
+
+
 @cli.command()
 @store_option
 @click.option("--verify", is_flag=True, help="Also check the checksum of the whole file.")

@@ -154,3 +154,18 @@ class Graph:
         self.provenance.update(other.provenance)
         for (source, target, edge_type, statement), flags in other.edges.items():
             self.add_edge(source, target, edge_type, flags, statement)
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One problem found while harvesting: the record every output format is made from."""
+
+    file: str
+    line: int
+    message: str
+    col: int | None = None
+    level: str = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" + (f":{self.col}" if self.col else "")
+        return f"{where}: {self.level}: {self.message}"

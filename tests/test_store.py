@@ -136,3 +136,55 @@ def test_any_flipped_bit_is_detected(store_file, data) -> None:
                 open_store(store_file)
     finally:
         store_file.write_bytes(original)
+
+
+WRITER = """
+import sys
+from lineage_cli.model import Graph, NodeKind
+from lineage_cli.store.writer import write_store
+for round in range(int(sys.argv[2])):
+    graph = Graph()
+    for index in range(2000 if round % 2 else 50):
+        graph.add_node(f"s.t{round % 2}_{index}", NodeKind.TABLE)
+    write_store(graph, sys.argv[1], {"round": round % 2})
+"""
+
+
+def test_a_reader_sees_the_old_or_the_new_store_never_a_torn_one(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "g.lin"
+    write_store(Graph(), path, {"round": -1})
+    writer_process = subprocess.Popen([sys.executable, "-c", WRITER, str(path), "60"])
+    reads = 0
+    try:
+        while writer_process.poll() is None or reads == 0:
+            store = open_store(path)  # verifies both checksums: a torn file would raise
+            store.verify()
+            names = store.names()
+            expected = {-1: 0, 0: 50, 1: 2000}[store.meta["round"]]
+            assert len(names) == expected
+            reads += 1
+    finally:
+        writer_process.wait(timeout=60)
+    assert writer_process.returncode == 0 and reads > 0
+
+
+def test_merge_unions_nodes_and_ors_subtype_flags() -> None:
+    from lineage_cli.store.arrays import from_graph, merge
+
+    first, second = Graph(), Graph()
+    first.add_node("a.t", NodeKind.TABLE)
+    first.add_node("a.t.x", NodeKind.COLUMN, container="a.t")
+    first.add_node("b.u", NodeKind.TABLE)
+    first.add_edge("a.t.x", "b.u", EdgeType.PREDICATE, Subtype.FILTER.bit)
+    second.add_node("a.t.x", NodeKind.COLUMN)
+    second.add_node("b.u", NodeKind.VIEW)
+    second.add_edge("a.t.x", "b.u", EdgeType.PREDICATE, Subtype.JOIN.bit)
+    merged = merge(from_graph(first), from_graph(second))
+    assert merged.names == ["a.t", "a.t.x", "b.u"]
+    assert merged.kinds.tolist() == [NodeKind.TABLE, NodeKind.COLUMN, NodeKind.VIEW]
+    assert merged.containers.tolist() == [-1, 0, -1]
+    assert merged.edge_count == 1
+    assert unpack_attributes(int(merged.attributes[0])) == (EdgeType.PREDICATE, Subtype.FILTER.bit | Subtype.JOIN.bit)

@@ -20,25 +20,10 @@ from sqlglot import exp
 
 from lineage_cli.harvest.split import parse_script
 from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement
-from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance
+from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance
 from lineage_cli.profiles import load_profile
 
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class Issue:
-    """One problem found while harvesting: the record every output format is made from."""
-
-    file: str
-    line: int
-    message: str
-    col: int | None = None
-    level: str = "error"
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" + (f":{self.col}" if self.col else "")
-        return f"{where}: {self.level}: {self.message}"
 
 
 @dataclass(slots=True)

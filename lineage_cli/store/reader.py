@@ -16,7 +16,7 @@ import sys
 import zlib
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lineage_cli.model import NodeKind
 from lineage_cli.store.layout import Header, StoreError, max_header_size, unpack_header
@@ -48,8 +48,10 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.header = _read_header(self.path)
-        with self.path.open("rb") as handle:
+        # One open file for header and map: a harvest renaming a new store over this path
+        # in between must not pair the old header with the new body.
+        with _open(self.path) as handle:
+            self.header = _read_header(handle, self.path)
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self._bytes = memoryview(self._map)
         missing = [name for name in _REQUIRED if name not in self.header.sections]
@@ -198,13 +200,19 @@ def like_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-def _read_header(path: Path) -> Header:
+def _open(path: Path) -> BinaryIO:
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            data = handle.read(max_header_size())
+        return path.open("rb")
     except FileNotFoundError:
         raise StoreError(f"{path}: no lineage store here; run `lineage harvest PATH` first") from None
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the store: {error.strerror}") from None
+
+
+def _read_header(handle: BinaryIO, path: Path) -> Header:
+    try:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(max_header_size())
     except OSError as error:
         raise StoreError(f"{path}: cannot read the store: {error.strerror}") from None
     return unpack_header(data, str(path), size)

@@ -20,7 +20,8 @@ from typing import BinaryIO
 import numpy as np
 
 from lineage_cli.model import Graph
-from lineage_cli.store.layout import Section, align, header_size, pack_attributes, pack_header
+from lineage_cli.store.arrays import GraphArrays, from_graph
+from lineage_cli.store.layout import Section, align, header_size, pack_header
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +32,16 @@ class WrittenStore:
     bytes: int
 
 
-def write_store(graph: Graph, path: str | os.PathLike[str], meta: dict[str, object]) -> WrittenStore:
+def write_store(graph: Graph | GraphArrays, path: str | os.PathLike[str], meta: dict[str, object]) -> WrittenStore:
     """Write ``graph`` to ``path``, replacing any previous store only once the new one is complete."""
-    sections = _build_sections(graph, meta)
+    arrays = graph if isinstance(graph, GraphArrays) else from_graph(graph)
+    sections = _build_sections(arrays, meta)
     destination = Path(path)
     destination.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
     try:
         with os.fdopen(handle, "wb") as out:
-            size = _write_file(out, sections, len(graph.kinds), len(graph.edges))
+            size = _write_file(out, sections, arrays.node_count, arrays.edge_count)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, destination)
@@ -47,52 +49,28 @@ def write_store(graph: Graph, path: str | os.PathLike[str], meta: dict[str, obje
         Path(temporary).unlink(missing_ok=True)
         raise
     _fsync_directory(destination.parent)
-    return WrittenStore(destination, len(graph.kinds), len(graph.edges), size)
+    return WrittenStore(destination, arrays.node_count, arrays.edge_count, size)
 
 
-def _build_sections(graph: Graph, meta: dict[str, object]) -> dict[str, np.ndarray]:
-    names = sorted(graph.kinds)
-    ids = {name: index for index, name in enumerate(names)}
-    name_offsets, name_blob = _string_table(names)
-    files = sorted({p.file for p in graph.provenance.values()})
-    file_ids = {file: index for index, file in enumerate(files)}
-    file_offsets, file_blob = _string_table(files)
-
-    node_file = np.full(len(names), -1, dtype="<i4")
-    node_line = np.zeros(len(names), dtype="<i4")
-    for name, provenance in graph.provenance.items():
-        node_file[ids[name]] = file_ids[provenance.file]
-        node_line[ids[name]] = provenance.line
-    container = np.full(len(names), -1, dtype="<i4")
-    for name, parent in graph.containers.items():
-        if parent in ids:
-            container[ids[name]] = ids[parent]
-
-    edge_count = len(graph.edges)
-    src = np.fromiter((ids[s] for s, _, _, _ in graph.edges), dtype="<i4", count=edge_count)
-    dst = np.fromiter((ids[t] for _, t, _, _ in graph.edges), dtype="<i4", count=edge_count)
-    statement = np.fromiter(
-        (ids[m] if m is not None else -1 for _, _, _, m in graph.edges), dtype="<i4", count=edge_count
-    )
-    attributes = np.fromiter(
-        (pack_attributes(k, f) for (_, _, k, _), f in graph.edges.items()), dtype="<u2", count=edge_count
-    )
-
+def _build_sections(graph: GraphArrays, meta: dict[str, object]) -> dict[str, np.ndarray]:
+    name_offsets, name_blob = _string_table(graph.names)
+    file_offsets, file_blob = _string_table(graph.files)
     sections = {
-        "node_kind": np.fromiter((int(graph.kinds[n]) for n in names), dtype="u1", count=len(names)),
+        "node_kind": graph.kinds.astype("u1"),
         "name_offsets": name_offsets,
         "names": name_blob,
-        "node_container": container,
-        "node_file": node_file,
-        "node_line": node_line,
+        "node_container": graph.containers.astype("<i4"),
+        "node_file": graph.node_file.astype("<i4"),
+        "node_line": graph.node_line.astype("<i4"),
         "file_offsets": file_offsets,
         "files": file_blob,
         "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype="u1"),
     }
+    src, dst, nodes = graph.sources, graph.targets, graph.node_count
     forward_order = np.lexsort((dst, src))
-    sections.update(_csr("fwd", src, dst, attributes, forward_order, len(names)))
-    sections["fwd_statement"] = statement[forward_order]
-    sections.update(_csr("bwd", dst, src, attributes, np.lexsort((src, dst)), len(names)))
+    sections.update(_csr("fwd", src, dst, graph.attributes, forward_order, nodes))
+    sections["fwd_statement"] = graph.statements[forward_order].astype("<i4")
+    sections.update(_csr("bwd", dst, src, graph.attributes, np.lexsort((src, dst)), nodes))
     return sections
 
 
@@ -110,8 +88,8 @@ def _csr(
     np.cumsum(np.bincount(origin, minlength=nodes), out=offsets[1:])
     return {
         f"{prefix}_offsets": offsets,
-        f"{prefix}_node": neighbour[order],
-        f"{prefix}_attr": attributes[order],
+        f"{prefix}_node": neighbour[order].astype("<i4"),
+        f"{prefix}_attr": attributes[order].astype("<u2"),
     }
 
 

@@ -1,0 +1,139 @@
+"""The graph as flat numpy arrays: what the writer serialises and what imports merge.
+
+``Graph`` (dicts keyed by names) suits harvesting statement by statement; millions of
+imported edges need arrays.  ``GraphArrays`` holds sorted node names and integer edge
+arrays, and ``merge`` unions two of them, OR-ing the subtype flags of duplicate edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lineage_cli.model import Graph
+from lineage_cli.store.layout import pack_attributes
+from lineage_cli.store.reader import Store
+
+
+@dataclass(slots=True)
+class GraphArrays:
+    names: list[str]  # sorted: a node's id is its rank
+    kinds: np.ndarray  # u1 per node
+    containers: np.ndarray  # i4 per node, -1 none
+    node_file: np.ndarray  # i4 per node, index into files, -1 none
+    node_line: np.ndarray  # i4 per node
+    files: list[str]
+    sources: np.ndarray  # i4 per edge
+    targets: np.ndarray  # i4 per edge
+    attributes: np.ndarray  # u2 per edge: packed type + subtype flags
+    statements: np.ndarray  # i4 per edge: transformation node, -1 none
+
+    @property
+    def node_count(self) -> int:
+        return len(self.names)
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.sources.size)
+
+
+def from_graph(graph: Graph) -> GraphArrays:
+    names = sorted(graph.kinds)
+    ids = {name: index for index, name in enumerate(names)}
+    files = sorted({p.file for p in graph.provenance.values()})
+    file_ids = {file: index for index, file in enumerate(files)}
+    node_file = np.full(len(names), -1, dtype="<i4")
+    node_line = np.zeros(len(names), dtype="<i4")
+    for name, provenance in graph.provenance.items():
+        node_file[ids[name]] = file_ids[provenance.file]
+        node_line[ids[name]] = provenance.line
+    containers = np.full(len(names), -1, dtype="<i4")
+    for name, parent in graph.containers.items():
+        if parent in ids:
+            containers[ids[name]] = ids[parent]
+    count = len(graph.edges)
+    edges = graph.edges
+    return GraphArrays(
+        names=names,
+        kinds=np.fromiter((graph.kinds[n] for n in names), dtype="u1", count=len(names)),
+        containers=containers,
+        node_file=node_file,
+        node_line=node_line,
+        files=files,
+        sources=np.fromiter((ids[s] for s, _, _, _ in edges), dtype="<i4", count=count),
+        targets=np.fromiter((ids[t] for _, t, _, _ in edges), dtype="<i4", count=count),
+        attributes=np.fromiter((pack_attributes(k, f) for (_, _, k, _), f in edges.items()), dtype="<u2", count=count),
+        statements=np.fromiter((-1 if m is None else ids[m] for _, _, _, m in edges), dtype="<i4", count=count),
+    )
+
+
+def from_store(store: Store) -> GraphArrays:
+    """Every node and edge of an open store, as arrays (the forward CSR expanded)."""
+    offsets = store.numpy_array("fwd_offsets")
+    return GraphArrays(
+        names=store.names(),
+        kinds=store.numpy_array("node_kind").copy(),
+        containers=store.numpy_array("node_container").copy(),
+        node_file=store.numpy_array("node_file").copy(),
+        node_line=store.numpy_array("node_line").copy(),
+        files=_strings(store, "file_offsets", "files"),
+        sources=np.repeat(np.arange(store.node_count, dtype="<i4"), np.diff(offsets)),
+        targets=store.numpy_array("fwd_node").copy(),
+        attributes=store.numpy_array("fwd_attr").copy(),
+        statements=store.numpy_array("fwd_statement").copy(),
+    )
+
+
+def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
+    """Union of two graphs: nodes by name (a known kind wins over TABLE), edges OR-ed by key."""
+    names = sorted(set(first.names) | set(second.names))
+    index = {name: rank for rank, name in enumerate(names)}
+    files = sorted(set(first.files) | set(second.files))
+    file_index = {file: rank for rank, file in enumerate(files)}
+    kinds = np.zeros(len(names), dtype="u1")
+    containers = np.full(len(names), -1, dtype="<i4")
+    node_file = np.full(len(names), -1, dtype="<i4")
+    node_line = np.zeros(len(names), dtype="<i4")
+    remapped = []
+    for part in (first, second):
+        ids = np.fromiter((index[n] for n in part.names), dtype=np.int64, count=part.node_count)
+        kinds[ids] = np.maximum(kinds[ids], part.kinds)  # VIEW (2) beats TABLE (1)
+        _fill(containers, ids, part.containers, lambda c, ids=ids: ids[c])
+        file_map = np.fromiter((file_index[f] for f in part.files), dtype=np.int64, count=len(part.files))
+        has_file = part.node_file >= 0
+        node_file[ids[has_file]] = file_map[part.node_file[has_file]]
+        node_line[ids[has_file]] = part.node_line[has_file]
+        statements = np.where(part.statements >= 0, ids[np.maximum(part.statements, 0)], -1)
+        remapped.append((ids[part.sources], ids[part.targets], part.attributes, statements))
+    sources, targets, attributes, statements = (np.concatenate(parts) for parts in zip(*remapped, strict=True))
+    sources, targets, attributes, statements = dedupe_edges(sources, targets, attributes, statements)
+    return GraphArrays(names, kinds, containers, node_file, node_line, files, sources, targets, attributes, statements)
+
+
+def _fill(out: np.ndarray, ids: np.ndarray, values: np.ndarray, translate) -> None:  # noqa: ANN001
+    present = values >= 0
+    out[ids[present]] = translate(values[present])
+
+
+def dedupe_edges(
+    sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray, statements: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One edge per (source, target, type, statement), subtype flags OR-ed."""
+    from lineage_cli.store.layout import TYPE_MASK
+
+    types = attributes & TYPE_MASK
+    order = np.lexsort((statements, types, targets, sources))
+    s, t, k, m, a = sources[order], targets[order], types[order], statements[order], attributes[order]
+    starts = np.ones(s.size, dtype=bool)
+    if s.size:
+        starts[1:] = (s[1:] != s[:-1]) | (t[1:] != t[:-1]) | (k[1:] != k[:-1]) | (m[1:] != m[:-1])
+    first = np.flatnonzero(starts)
+    merged = np.bitwise_or.reduceat(a, first) if first.size else a
+    return (s[first].astype("<i4"), t[first].astype("<i4"), merged.astype("<u2"), m[first].astype("<i4"))
+
+
+def _strings(store: Store, offsets_name: str, blob_name: str) -> list[str]:
+    offsets = store.array(offsets_name)
+    blob = store.array(blob_name).tobytes()
+    return [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(len(offsets) - 1)]
