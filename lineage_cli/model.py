@@ -45,6 +45,7 @@ class EdgeType(IntEnum):
     PROJECTION = 4
     PREDICATE = 5
     FLOW = 6  # dataset -> dataset with no statement in between (imported lineage)
+    COLUMN_WRITE = 7  # transformation -> each column it writes: ties predicates to the columns they gate
 
     @property
     def label(self) -> str:

@@ -59,8 +59,10 @@ def test_csv_rows_become_typed_edges_and_bad_rows_are_skipped_with_their_line(ru
     assert all(f"e.csv:{line}:" in outcome.output for line in (5, 6, 7))
     store = open_store(".lineage/graph.lin")
     assert edges_of(lineage(store, "ods.b.y", "up")) == {("stg.a.x", "ods.b.y", "projection", ("IDENTITY",))}
+    # an imported predicate names no statement, so it gates every known column of its table
     assert edges_of(lineage(store, "stg.a.z", "down", predicates=True)) == {
-        ("stg.a.z", "ods.b", "predicate", ("FILTER", "JOIN"))
+        ("stg.a.z", "ods.b", "predicate", ("FILTER", "JOIN")),
+        ("ods.b", "ods.b.y", "contains", ()),
     }
     assert store.kind(store.find("ods.b.y")).label == "column"
     assert store.name(store.container(store.find("ods.b.y"))) == "ods.b"
@@ -96,7 +98,14 @@ def test_hive_lineage_logger(runner, tmp_path) -> None:
     assert edges_of(lineage(store, "dwh.f.id", "up")) == {("stg.o.id", "dwh.f.id", "projection", ("IDENTITY",))}
     assert {(e.source, e.target) for e in lineage(store, "dwh.f", "up").edges} == {("stg.o", "dwh.f")}
     assert edges_of(lineage(store, "stg.o.ok", "down", predicates=True)) == {
-        ("stg.o.ok", "dwh.f", "predicate", ("FILTER",))
+        ("stg.o.ok", "dwh.f", "predicate", ("FILTER",)),
+        ("dwh.f", "dwh.f.id", "contains", ()),
+        ("dwh.f", "dwh.f.total", "contains", ()),
+    }
+    assert edges_of(lineage(store, "dwh.f.total", "up", predicates=True)) == {
+        ("stg.o.amt", "dwh.f.total", "projection", ("AGGREGATION",)),
+        ("stg.o.ok", "dwh.f", "predicate", ("FILTER",)),
+        ("dwh.f", "dwh.f.total", "contains", ()),
     }
 
 

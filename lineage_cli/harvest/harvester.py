@@ -15,13 +15,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from lineage_cli.harvest.split import parse_script
 from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement
-from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance
+from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance, Subtype
 from lineage_cli.profiles import load_profile
+
+if TYPE_CHECKING:
+    from lineage_cli.harvest.columns import ColumnEdge
 
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
@@ -133,7 +137,8 @@ def _analyze_one(expression: exp.Expression, line: int, file: str, ctx: Context,
 
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLineage) -> None:
-    """One transformation node per written target: ``dataset -> transformation -> dataset``."""
+    """One transformation node per written target: ``dataset -> transformation -> dataset``,
+    and the column edges into that target, each marked with the transformation."""
     for write in lineage.writes:
         transformation = graph.add_transformation(_free_name(graph, f"{file}:{line}"), Provenance(file, line))
         graph.add_node(write.target, NodeKind.VIEW if write.is_view else NodeKind.TABLE)
@@ -141,6 +146,33 @@ def add_statement(graph: Graph, file: str, line: int, lineage: StatementLineage)
         for source in write.sources:
             graph.add_node(source, NodeKind.TABLE)
             graph.add_edge(source, transformation, EdgeType.READ)
+        for edge in lineage.columns:
+            if _table_of(edge.target) == write.target or edge.target == write.target:
+                _add_column_edge(graph, edge, transformation)
+
+
+def _add_column_edge(graph: Graph, edge: ColumnEdge, transformation: str) -> None:
+    source = _column_node(graph, edge.source)
+    if edge.kind == "projection":
+        target = _column_node(graph, edge.target)
+        graph.add_edge(source, target, EdgeType.PROJECTION, Subtype[edge.subtype].bit, transformation)
+        graph.add_edge(transformation, target, EdgeType.COLUMN_WRITE, 0, transformation)
+    else:
+        graph.add_edge(source, edge.target, EdgeType.PREDICATE, Subtype[edge.subtype].bit, transformation)
+
+
+def _column_node(graph: Graph, name: str) -> str:
+    """A column node inside its table (``?.col``, an unresolved column, has no table)."""
+    table = _table_of(name)
+    if table == "?" or table == name:
+        return graph.add_node(name, NodeKind.COLUMN)
+    graph.add_node(table, NodeKind.TABLE)
+    graph.add_edge(table, name, EdgeType.CONTAINS)
+    return graph.add_node(name, NodeKind.COLUMN, container=table)
+
+
+def _table_of(column: str) -> str:
+    return column.rsplit(".", 1)[0]
 
 
 def _free_name(graph: Graph, name: str) -> str:

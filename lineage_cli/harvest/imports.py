@@ -226,24 +226,20 @@ def _hive_pair(
     expression: str,
 ) -> None:
     source_table = _table_of(source)
-    target_table = _table_of(target)
+    target_table = builder.node(_table_of(target), NodeKind.TABLE)
     builder.edge(builder.node(source_table, NodeKind.TABLE), step, EdgeType.READ)
-    builder.edge(step, builder.node(target_table, NodeKind.TABLE), EdgeType.WRITE)
+    builder.edge(step, target_table, EdgeType.WRITE)
+    if target[0] == "COLUMN":
+        builder.edge(step, builder.node(target[1], NodeKind.COLUMN), EdgeType.COLUMN_WRITE, 0, step)
     if source[0] != "COLUMN":
         return
     column = builder.node(source[1], NodeKind.COLUMN)
     if edge_type == "PREDICATE":
         # LineageLogger does not say which clause a predicate came from.
-        target_node = builder.node(target_table, NodeKind.TABLE)
-        builder.edge(column, target_node, EdgeType.PREDICATE, Subtype.FILTER.bit, step)
+        builder.edge(column, target_table, EdgeType.PREDICATE, Subtype.FILTER.bit, step)
     elif target[0] == "COLUMN":
-        builder.edge(
-            column,
-            builder.node(target[1], NodeKind.COLUMN),
-            EdgeType.PROJECTION,
-            _hive_subtype(source[1], expression),
-            step,
-        )
+        subtype = _hive_subtype(source[1], expression)
+        builder.edge(column, builder.node(target[1], NodeKind.COLUMN), EdgeType.PROJECTION, subtype, step)
 
 
 def _table_of(vertex: tuple[str, str]) -> str:

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sqlglot
 from sqlglot import exp
 
 from lineage_cli.profiles import DialectProfile
+
+if TYPE_CHECKING:
+    from lineage_cli.harvest.columns import ColumnEdge
 
 
 @dataclass(slots=True)
@@ -34,6 +38,7 @@ class StatementLineage:
     writes: list[Write]
     expression: exp.Expression
     line: int = 0  # set by the script analysis: the line of the statement's first token
+    columns: list[ColumnEdge] = field(default_factory=list)  # filled when column lineage is asked for
 
     @property
     def targets(self) -> list[str]:

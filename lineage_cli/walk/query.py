@@ -14,6 +14,7 @@ from collections import defaultdict
 from lineage_cli.model import EdgeType, NodeKind, subtypes_from_flags
 from lineage_cli.store.layout import unpack_attributes
 from lineage_cli.store.reader import Store
+from lineage_cli.walk.columns import column_walk
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 from lineage_cli.walk.traverse import Walk, bfs
 
@@ -69,8 +70,7 @@ def lineage(
     """Everything ``direction`` ("up" or "down") of the named nodes, merged into one answer."""
     starts = resolve(store, name_or_pattern)
     if all(store.kind(n) is NodeKind.COLUMN for n in starts):
-        mask = EdgeType.PROJECTION.bit | (EdgeType.PREDICATE.bit if predicates else 0)
-        return _result(store, bfs(store, starts, direction, mask, depth), starts, direction)
+        return _result(store, column_walk(store, starts, direction, predicates, depth), starts, direction)
     walk = bfs(store, starts, direction, TABLE_FLOW, None if depth is None else 2 * depth)
     if show_transformations:
         return _result(store, walk, starts, direction)
