@@ -15,17 +15,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from lineage_cli.harvest.columns import ColumnEdge, column_lineage
+from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.split import parse_script
 from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement
 from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance, Subtype
 from lineage_cli.profiles import load_profile
-
-if TYPE_CHECKING:
-    from lineage_cli.harvest.columns import ColumnEdge
 
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
@@ -110,9 +108,17 @@ class ScriptAnalysis:
 
 
 def analyze_script(
-    sql: str, file: str, dialect: str | None = None, default_schema: str | None = None
+    sql: str,
+    file: str,
+    dialect: str | None = None,
+    default_schema: str | None = None,
+    catalog: SchemaCatalog | None = None,
 ) -> ScriptAnalysis:
-    """Parse and analyse every statement of ``sql``; problems become issues, never exceptions."""
+    """Parse and analyse every statement of ``sql``; problems become issues, never exceptions.
+
+    With a ``catalog`` each statement also gets its column edges, and the catalog learns
+    the tables the script creates (DDL, CTAS, views) for the statements after them.
+    """
     profile = load_profile(file_dialect(sql) or dialect)
     ctx = Context(profile, default_schema=default_schema)
     script = ScriptAnalysis()
@@ -121,11 +127,18 @@ def analyze_script(
         if parsed.error is not None:
             script.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
         elif parsed.expression is not None:
-            _analyze_one(parsed.expression, parsed.line, file, ctx, script)
+            _analyze_one(parsed.expression, parsed.line, file, ctx, script, catalog)
     return script
 
 
-def _analyze_one(expression: exp.Expression, line: int, file: str, ctx: Context, script: ScriptAnalysis) -> None:
+def _analyze_one(
+    expression: exp.Expression,
+    line: int,
+    file: str,
+    ctx: Context,
+    script: ScriptAnalysis,
+    catalog: SchemaCatalog | None = None,
+) -> None:
     try:
         lineage = analyze_statement(expression, ctx)
     except Exception as error:  # noqa: BLE001 - one odd statement must not end the harvest
@@ -134,6 +147,27 @@ def _analyze_one(expression: exp.Expression, line: int, file: str, ctx: Context,
     if lineage is not None:
         lineage.line = line
         script.lineage.append(lineage)
+    if catalog is not None:
+        _analyze_columns(expression, lineage, line, file, ctx, script, catalog)
+
+
+def _analyze_columns(
+    expression: exp.Expression,
+    lineage: StatementLineage | None,
+    line: int,
+    file: str,
+    ctx: Context,
+    script: ScriptAnalysis,
+    catalog: SchemaCatalog,
+) -> None:
+    """Column edges of one statement; a failure here costs its column edges, never its table edges."""
+    try:
+        if lineage is not None:
+            lineage.columns, warnings = column_lineage(lineage, ctx, catalog)
+            script.issues.extend(Issue(file, line, message, level="warning") for message in warnings)
+        catalog.observe(expression, lineage, ctx)
+    except Exception as error:  # noqa: BLE001 - as above
+        script.issues.append(Issue(file, line, f"cannot analyse columns: {type(error).__name__}: {error}"))
 
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLineage) -> None:

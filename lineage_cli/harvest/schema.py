@@ -141,9 +141,16 @@ class SchemaCatalog:
 
     def _observe_ddl(self, create: exp.Create, ctx: Context) -> None:
         schema = create.this
-        if (create.kind or "").upper() != "TABLE" or not isinstance(schema, exp.Schema):
+        if (create.kind or "").upper() != "TABLE":
             return
-        table = schema.this
+        like = create.find(exp.LikeProperty)
+        if isinstance(schema, exp.Table) and like is not None and isinstance(like.this, exp.Table):
+            template = ctx.table_name(like.this)  # CREATE TABLE t LIKE s: t has s's columns
+            known = self.types(template)
+            if known is not None:
+                self.add(ctx.table_name(schema), known, _DDL, partitions=self.partition_columns(template))
+            return
+        table = schema.this if isinstance(schema, exp.Schema) else None
         if not isinstance(table, exp.Table):
             return
         columns = _column_defs(schema, ctx)
@@ -158,13 +165,29 @@ class SchemaCatalog:
 
 def _column_defs(schema: exp.Schema, ctx: Context) -> Columns:
     found: Columns = {}
+    dialect = ctx.profile.sqlglot_dialect
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             kind = item.args.get("kind")
-            found[ctx.fold(item.this)] = kind.sql() if isinstance(kind, exp.DataType) else None
+            found[ctx.fold(item.this)] = _type_name(kind, dialect) if isinstance(kind, exp.DataType) else None
         elif isinstance(item, exp.Identifier):  # PARTITIONED BY (dt) of an earlier-declared column
             found[ctx.fold(item)] = None
     return found
+
+
+_TYPE_NAMES: dict[tuple[str, object, tuple[str, ...]], str] = {}
+
+
+def _type_name(kind: exp.DataType, dialect: str) -> str:
+    """A column type as the dialect writes it; generating SQL is slow, and DDL repeats a few types."""
+    if kind.args.get("nested"):
+        return kind.sql(dialect)
+    params = tuple(p.name if isinstance(p, exp.DataTypeParam) else p.sql(dialect) for p in kind.expressions)
+    key = (dialect, kind.this, params)
+    name = _TYPE_NAMES.get(key)
+    if name is None:
+        name = _TYPE_NAMES[key] = kind.sql(dialect)
+    return name
 
 
 def _candidate_keys(table: str) -> tuple[str, ...]:

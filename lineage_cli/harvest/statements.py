@@ -112,9 +112,10 @@ def _multi_insert(statement: exp.MultitableInserts, ctx: Context) -> StatementLi
     shared = _read_tables(statement.args.get("source"), ctx, skip=())
     writes = []
     for branch in statement.expressions:
-        target = _table_of(branch.this)
+        insert = branch.this if isinstance(branch, exp.ConditionalInsert) else branch  # Oracle INSERT ALL
+        target = _table_of(insert.this)
         if target is not None:
-            write = _write(branch, target, ctx, query=branch.expression)
+            write = _write(insert, target, ctx, query=insert.expression)
             write.sources = sorted(set(write.sources) | set(shared))
             writes.append(write)
     return StatementLineage("multi_insert", writes, statement) if writes else None

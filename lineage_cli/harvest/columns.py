@@ -1,0 +1,1616 @@
+"""Column-level lineage of one statement: projection and predicate edges with subtypes.
+
+A statement is cut into *blocks*, one per query scope (SELECT, set operation, CTE, derived
+table, expression subquery, VALUES) plus one for the body of a MERGE / UPDATE / DELETE.  A
+block knows its sources by folded alias and computes, once, the lineage of all its output
+columns; blocks reference each other, so CTE chains, derived tables and UNION branches are
+resolved through memoised outputs instead of one walk per column.
+
+The lineage of a derived column is two sets of base columns (``schema.table.column``):
+
+* ``values``: the columns on a value path, each with the highest projection subtype of
+  its paths (IDENTITY < TRANSFORMATION < TRANSFORMATION_MASKING < AGGREGATION <
+  AGGREGATION_MASKING);
+* ``conds``: the columns its expression reads in non-value positions (CASE conditions,
+  IF / NVL2 first arguments, DECODE operands, window specs, subquery filters).
+
+Projection edges map the ``values`` of each output to its target column.  Predicate edges
+(column -> target table) come from the clauses of every block: WHERE / HAVING / QUALIFY
+FILTER, JOIN ON / USING JOIN, GROUP BY GROUP_BY, ORDER BY SORT, window specs WINDOW, CASE /
+IF conditions CONDITIONAL; a predicate on a derived column reads all of its ``values`` and
+``conds``.  docs/lineage-semantics.md states the rules with examples.
+
+The scope model is sqlglot's (``sqlglot.optimizer.scope``) but built here, lazily and per
+block: sqlglot's ``Scope`` keys sources by their case-sensitive spelling, does not model the
+sources of MERGE / UPDATE / Hive multi-insert branches, and its column collection is a
+second full walk we do not need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+
+from sqlglot import exp
+
+from lineage_cli.harvest.functions import FunctionLevels
+from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.statements import Context, StatementLineage, Write
+from lineage_cli.model import Subtype
+from lineage_cli.profiles import DialectProfile
+
+PROJECTION = "projection"
+PREDICATE = "predicate"
+
+IDENTITY = int(Subtype.IDENTITY)
+TRANSFORMATION = int(Subtype.TRANSFORMATION)
+TRANSFORMATION_MASKING = int(Subtype.TRANSFORMATION_MASKING)
+AGGREGATION = int(Subtype.AGGREGATION)
+AGGREGATION_MASKING = int(Subtype.AGGREGATION_MASKING)
+FILTER = int(Subtype.FILTER)
+JOIN = int(Subtype.JOIN)
+GROUP_BY = int(Subtype.GROUP_BY)
+SORT = int(Subtype.SORT)
+WINDOW = int(Subtype.WINDOW)
+CONDITIONAL = int(Subtype.CONDITIONAL)
+
+UNRESOLVED = "?"  # the table part of a column that could not be resolved: ``?.column``
+STAR = "*"
+
+_SUBTYPE_NAMES = {int(s): s.name for s in Subtype}
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ColumnEdge:
+    """One column-lineage edge: ``source`` column to ``target`` column (projection) or table (predicate)."""
+
+    source: str
+    target: str
+    kind: str  # "projection" | "predicate"
+    subtype: str  # a Subtype name
+
+
+def column_lineage(
+    lineage: StatementLineage, ctx: Context, catalog: SchemaCatalog
+) -> tuple[list[ColumnEdge], list[str]]:
+    """Every projection and predicate edge of one analysed statement, and the warnings met.
+
+    >>> import sqlglot
+    >>> from lineage_cli.harvest.statements import analyze_statement
+    >>> from lineage_cli.profiles import load_profile
+    >>> ctx = Context(load_profile("ansi"))
+    >>> sql = "INSERT INTO t (total) SELECT SUM(s.amount) FROM s WHERE s.ok GROUP BY s.day"
+    >>> edges, warnings = column_lineage(analyze_statement(sqlglot.parse_one(sql), ctx), ctx, SchemaCatalog())
+    >>> [(e.source, e.target, e.subtype) for e in edges]
+    [('s.amount', 't.total', 'AGGREGATION'), ('s.day', 't', 'GROUP_BY'), ('s.ok', 't', 'FILTER')]
+    """
+    edges: set[ColumnEdge] = set()
+    warnings: list[str] = []
+    for write in lineage.writes:
+        analysis = _Analysis(ctx, catalog, write.target)
+        try:
+            analysis.run(lineage, write)
+        except RecursionError:  # a few thousand nested operators; the table lineage still stands
+            analysis.warn(f"{write.target}: expression nested too deeply for column lineage")
+        edges.update(analysis.edges())
+        warnings.extend(w for w in analysis.warnings if w not in warnings)
+    return sorted(edges, key=_edge_key), warnings
+
+
+def _edge_key(edge: ColumnEdge) -> tuple[str, str, str, str]:
+    return (edge.source, edge.target, edge.kind, edge.subtype)
+
+
+def output_columns(write: Write, ctx: Context, catalog: SchemaCatalog) -> list[str] | None:
+    """The column names a CTAS / view / SELECT INTO gives its target, or None when a star hides them.
+
+    >>> import sqlglot
+    >>> from lineage_cli.harvest.statements import analyze_statement
+    >>> from lineage_cli.profiles import load_profile
+    >>> ctx = Context(load_profile("ansi"))
+    >>> sql = "CREATE VIEW v AS SELECT a.id, a.x + 1 AS y, COUNT(*) FROM a"
+    >>> output_columns(analyze_statement(sqlglot.parse_one(sql), ctx).writes[0], ctx, SchemaCatalog())
+    ['id', 'y', '_c2']
+    """
+    listed = _listed_columns(write, ctx)
+    if listed:
+        return listed
+    if write.query is None:
+        return None
+    analysis = _Analysis(ctx, catalog, write.target)
+    statement = write.target_node.root() if write.target_node is not None else None
+    names = analysis.query_block(write.query, _statement_env(analysis, statement, write.query), None).names()
+    return None if STAR in names else names
+
+
+# --------------------------------------------------------------------------- lineage values
+
+
+class _Lineage:
+    """Where one column's value comes from (``values``) and what else its expression reads (``conds``)."""
+
+    __slots__ = ("values", "conds", "_bases")
+
+    def __init__(self, values: dict[str, int] | None = None, conds: set[str] | frozenset[str] | None = None) -> None:
+        self.values: dict[str, int] = values if values is not None else {}
+        self.conds: set[str] | frozenset[str] = conds if conds is not None else set()
+        self._bases: frozenset[str] | None = None
+
+    @property
+    def bases(self) -> frozenset[str]:
+        """Every base column of the defining expression: what a predicate on this column reads."""
+        if self._bases is None:
+            self._bases = frozenset(self.values).union(self.conds)
+        return self._bases
+
+    def merge(self, other: _Lineage, level: int = IDENTITY) -> None:
+        """Add ``other``'s paths, each raised to at least ``level`` (the step that joins them here)."""
+        values = self.values
+        for column, subtype in other.values.items():
+            if subtype < level:
+                subtype = level
+            if values.get(column, -1) < subtype:
+                values[column] = subtype
+        if other.conds:
+            self.conds.update(other.conds)  # type: ignore[union-attr]
+
+    def raised(self, level: int) -> _Lineage:
+        return _Lineage({c: max(s, level) for c, s in self.values.items()}, set(self.conds))
+
+
+# --------------------------------------------------------------------------- sources
+
+
+class _Source:
+    """Something a block reads rows from: a table, a derived block, or a table function."""
+
+    __slots__ = ()
+
+    def has(self, name: str) -> bool | None:
+        """Whether the source has column ``name``; None when its columns are unknown."""
+        raise NotImplementedError
+
+    def names(self) -> list[str]:
+        raise NotImplementedError
+
+    def column(self, name: str, text: str) -> _Lineage:
+        raise NotImplementedError
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        raise NotImplementedError
+
+
+class _TableSource(_Source):
+    __slots__ = ("analysis", "name")
+
+    def __init__(self, analysis: _Analysis, name: str) -> None:
+        self.analysis, self.name = analysis, name
+
+    def has(self, name: str) -> bool | None:
+        known = self.analysis.known_columns(self.name)
+        return None if known is None else name in known
+
+    def names(self) -> list[str]:
+        known = self.analysis.known_columns(self.name)
+        return list(known) if known is not None else [STAR]
+
+    def column(self, name: str, text: str) -> _Lineage:
+        return self.analysis.base(self.name, name)
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        known = self.analysis.known_columns(self.name)
+        if known is None:
+            self.analysis.warn(f"cannot expand {self.name}.*: its columns are unknown")
+            return [(STAR, self.analysis.base(self.name, STAR))]
+        return [(name, self.analysis.base(self.name, name)) for name in known]
+
+
+class _DerivedSource(_Source):
+    __slots__ = ("block",)
+
+    def __init__(self, block: _Block) -> None:
+        self.block = block
+
+    def has(self, name: str) -> bool | None:
+        names = self.block.name_set()
+        if name in names:
+            return True
+        return None if STAR in names else False
+
+    def names(self) -> list[str]:
+        return self.block.names()
+
+    def column(self, name: str, text: str) -> _Lineage:
+        return self.block.output(name, text)
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        return list(self.block.outputs())
+
+
+class _FunctionSource(_Source):
+    """LATERAL VIEW explode / UNNEST / FLATTEN / table functions: every output traces to the arguments."""
+
+    __slots__ = ("block", "node", "columns", "_lineage")
+
+    def __init__(self, block: _Block, node: exp.Expression, columns: list[str]) -> None:
+        self.block, self.node, self.columns = block, node, columns
+        self._lineage: _Lineage | None = None
+
+    def has(self, name: str) -> bool | None:
+        return name in self.columns if self.columns else None
+
+    def names(self) -> list[str]:
+        return list(self.columns) or [STAR]
+
+    def column(self, name: str, text: str) -> _Lineage:
+        if self._lineage is None:
+            self._lineage = self._read(self.node)
+        zipped = self.node.expressions if isinstance(self.node, exp.Unnest) else []
+        if len(zipped) > 1 and name in self.columns[: len(zipped)]:  # UNNEST(a, b) AS x(i, j): i from a, j from b
+            return self._read(zipped[self.columns.index(name)])
+        return self._lineage
+
+    def _read(self, node: exp.Expression) -> _Lineage:
+        lineage = _Lineage()
+        # The arguments are read in the block that holds the function (they may name its earlier sources).
+        self.block.analysis.visit(node, self.block, TRANSFORMATION, lineage, ())
+        return lineage
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        return [(name, self.column(name, name)) for name in self.names()]
+
+
+class _PivotSource(_Source):
+    """``rel PIVOT (agg FOR k IN (...))`` / ``rel UNPIVOT (v FOR k IN (cols))`` over another source.
+
+    PIVOT: the new columns aggregate the aggregated columns, the FOR column decides which
+    new column a row lands in (CONDITIONAL) and the other columns group the rows (GROUP_BY).
+    UNPIVOT: the value column takes each listed column in turn; the name column has no source.
+    """
+
+    def __init__(self, block: _Block, pivot: exp.Pivot, alias: str, inner: _Source) -> None:
+        self.inner, self.unpivot = inner, bool(pivot.args.get("unpivot"))
+        self.lineage: dict[str, _Lineage] = {}
+        scope = _RelationBlock(block.analysis, block.env, alias, inner)
+        fields = [f for f in pivot.args.get("fields") or () if isinstance(f, exp.In)]
+        if self.unpivot:
+            self._unpivot(block.analysis, scope, pivot, fields)
+        else:
+            self._pivot(block.analysis, scope, pivot, fields)
+
+    def _pivot(self, analysis: _Analysis, scope: _Block, pivot: exp.Pivot, fields: list[exp.In]) -> None:
+        value = _Lineage()
+        for aggregation in pivot.expressions:
+            analysis.visit(aggregation, scope, IDENTITY, value, ())
+        for field in fields:
+            analysis.visit(field.this, scope, None, value, (CONDITIONAL,))
+        used = {_last_name(c, analysis) for node in (*pivot.expressions, *fields) for c in node.find_all(exp.Column)}
+        for name in self.inner.names():
+            if name != STAR and name not in used:
+                self.lineage[name] = kept = self.inner.column(name, name)
+                analysis.emit(kept.bases, GROUP_BY)
+        named = [analysis.fold(c) for c in pivot.args.get("columns") or ()]
+        for field in fields:
+            named = named or [analysis.output_name(v, i) for i, v in enumerate(field.expressions)]
+        for name in named:
+            self.lineage[name] = value
+
+    def _unpivot(self, analysis: _Analysis, scope: _Block, pivot: exp.Pivot, fields: list[exp.In]) -> None:
+        value = _Lineage()
+        listed: set[str] = set()
+        for field in fields:
+            for column in field.expressions:
+                listed.add(_last_name(column, analysis))
+                analysis.visit(column, scope, IDENTITY, value, ())
+        for name in self.inner.names():
+            if name != STAR and name not in listed:
+                self.lineage[name] = self.inner.column(name, name)
+        for field in fields:
+            self.lineage[analysis.fold(_last_identifier(field.this))] = _Lineage()
+        for item in pivot.expressions:
+            self.lineage[analysis.fold(_last_identifier(item))] = value
+
+    def has(self, name: str) -> bool | None:
+        return True if name in self.lineage else None if STAR in self.inner.names() else False
+
+    def names(self) -> list[str]:
+        return list(self.lineage) + ([STAR] if STAR in self.inner.names() else [])
+
+    def column(self, name: str, text: str) -> _Lineage:
+        return self.lineage.get(name) or self.inner.column(name, text)
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        return [(name, self.column(name, name)) for name in self.names()]
+
+
+class _RowSource(_Source):
+    """The row an INSERT proposes, by target column: what ``EXCLUDED.c`` names in an upsert."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: dict[str, _Lineage]) -> None:
+        self.row = row
+
+    def has(self, name: str) -> bool | None:
+        return name in self.row
+
+    def names(self) -> list[str]:
+        return list(self.row)
+
+    def column(self, name: str, text: str) -> _Lineage:
+        return self.row.get(name) or _Lineage()
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        return list(self.row.items())
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+class _Block:
+    """One query scope: its sources by folded alias and the memoised lineage of its outputs."""
+
+    def __init__(self, analysis: _Analysis, env: dict[str, _Block], outer: _Block | None, track: bool) -> None:
+        self.analysis = analysis
+        self.env = env  # visible CTEs by folded name
+        self.outer = outer  # the enclosing block a correlated column may name
+        self.referenced: set[str] | None = set() if track else None  # every base read, for subqueries
+        self.columns: list[str] = []  # names given from outside: d(a, b) / cte(a, b)
+        self._sources: dict[str, _Source] | None = None
+        self._order: list[_Source] = []
+        self._star_order: list[_Source] = []
+        self._tables: dict[str, _Source] = {}
+        self._using: set[str] = set()
+        self._names: list[str] | None = None
+        self._name_set: frozenset[str] | None = None
+        self._outputs: list[tuple[str, _Lineage]] | None = None
+        self._by_name: dict[str, _Lineage] | None = None
+        self._partial: list[tuple[str, _Lineage]] = []
+        self._busy = False
+        self._processed = False
+
+    # -- outputs ------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = self._renamed(self._compute_names())
+        return self._names
+
+    def name_set(self) -> frozenset[str]:
+        if self._name_set is None:
+            self._name_set = frozenset(self.names())
+        return self._name_set
+
+    def outputs(self) -> list[tuple[str, _Lineage]]:
+        if self._outputs is None:
+            if self._busy:  # a recursive CTE reading itself: what is known so far
+                return self._partial
+            self._busy = True
+            computed = self._compute_outputs()
+            names = self._renamed([name for name, _ in computed])
+            self._outputs = [(name, lineage) for name, (_, lineage) in zip(names, computed, strict=True)]
+            self._busy = False
+        return self._outputs
+
+    def output(self, name: str, text: str) -> _Lineage:
+        """The lineage of output ``name``; through an unexpandable star, the star table's column."""
+        if self._by_name is None:
+            outputs = self.outputs()
+            by_name: dict[str, _Lineage] = {}
+            for key, (_, lineage) in zip(self._renamed([key for key, _ in outputs]), outputs, strict=True):
+                by_name.setdefault(key, lineage)
+            if self._outputs is None:  # a recursive CTE still computing: do not cache a partial answer
+                return by_name.get(name) or self.analysis.unresolved(name, text)
+            self._by_name = by_name
+        found = self._by_name.get(name)
+        if found is not None:
+            return found
+        star = self._by_name.get(STAR)
+        if star is not None:
+            return _Lineage({_star_column(table, name): level for table, level in star.values.items()}, star.conds)
+        return self.analysis.unresolved(name, text)
+
+    def _renamed(self, names: list[str]) -> list[str]:
+        if not self.columns:
+            return names
+        return self.columns[: len(names)] + names[len(self.columns) :]
+
+    def _compute_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
+        raise NotImplementedError
+
+    # -- processing ---------------------------------------------------------------------
+
+    def process(self) -> None:
+        """Read the block's outputs and clauses once, emitting their predicate edges."""
+        if not self._processed:
+            self._processed = True
+            self.outputs()
+            self._clauses()
+
+    def _clauses(self) -> None:
+        """Emit the predicate edges of the block's own clauses."""
+
+    def referenced_bases(self) -> set[str]:
+        """Every base column read by the block (a subquery in a predicate reads all of them)."""
+        self.process()
+        return self.referenced or set()
+
+    # -- sources ------------------------------------------------------------------------
+
+    def ensure_sources(self) -> None:
+        if self._sources is None:
+            self._sources = {}
+            self._collect_sources()
+
+    def _collect_sources(self) -> None:
+        """Fill the sources; blocks without a FROM have none."""
+
+    def add_source(self, alias: str, source: _Source, star: bool = True, table_name: str | None = None) -> None:
+        assert self._sources is not None
+        if alias and alias in self._sources:
+            return  # T-SQL names the UPDATE target by the alias of a FROM table: one source
+        self._sources[alias] = source
+        self._order.append(source)
+        if star:
+            self._star_order.append(source)
+        if table_name is not None:
+            self._tables.setdefault(table_name, source)
+            parts = table_name.split(".")
+            if len(parts) > 2:
+                self._tables.setdefault(".".join(parts[-2:]), source)
+
+    def add_relation(self, node: exp.Expression, star: bool = True) -> None:
+        """Register one FROM / JOIN / LATERAL item as a source."""
+        if isinstance(node, exp.Subquery) and not isinstance(node.this, exp.Query):
+            self.add_relation(node.this, star)  # parenthesised joins: (a JOIN b ON ...)
+            return
+        found = self._relation_source(node)
+        if found is None:
+            return
+        alias, source, table = found
+        for pivot in node.args.get("pivots") or ():  # the pivot's output replaces the relation's
+            source = _PivotSource(self, pivot, alias, source)
+            alias = self.analysis.fold(_alias_identifier(pivot)) or alias
+            table = None
+        self.add_source(alias, source, star, table)
+
+    def _relation_source(self, node: exp.Expression) -> tuple[str, _Source, str | None] | None:
+        analysis = self.analysis
+        alias = analysis.fold(_alias_identifier(node))
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            name = analysis.fold(node.this)
+            cte = None if node.args.get("db") else self.env.get(name)
+            if cte is not None:
+                return alias or name, _DerivedSource(cte), None
+            table = analysis.ctx.table_name(node)
+            return alias or name, _TableSource(analysis, table), table
+        if isinstance(node, exp.Table):  # a table function: TABLE(FLATTEN(...)), generate_series(...)
+            return alias, _FunctionSource(self, node.this, _alias_columns(node, analysis)), None
+        if isinstance(node, (exp.Subquery, exp.Lateral)) and isinstance(node.this, exp.Query):
+            correlated = isinstance(node, exp.Lateral) or bool(node.args.get("lateral"))
+            block = analysis.query_block(node.this, self.env, self if correlated else None)
+            block.columns = _alias_columns(node, analysis) or block.columns
+            return alias, _DerivedSource(block), None
+        if isinstance(node, exp.Values):
+            block = analysis.query_block(node, self.env, None)
+            block.columns = _alias_columns(node, analysis)
+            return alias, _DerivedSource(block), None
+        if isinstance(node, (exp.UDTF, exp.Func)):
+            columns = _alias_columns(node, analysis)
+            if not alias and len(columns) == 1:  # BigQuery: UNNEST(arr) AS item names the column
+                alias = columns[0]
+            return alias, _FunctionSource(self, node, columns), None
+        return None
+
+    # -- resolution ---------------------------------------------------------------------
+
+    def find_qualified(self, parts: list[str], text: str) -> _Lineage | None:
+        """``q.c`` (or ``db.t.c``, ``q.c.field``) where ``q`` names one of this block's sources."""
+        self.ensure_sources()
+        count = len(parts)
+        for width in (3, 2):  # catalog.schema.table / schema.table qualifiers
+            if count > width and (source := self._tables.get(".".join(parts[:width]))) is not None:
+                return _fields(source.column(parts[width], text), parts[width + 1 :])
+        source = self._sources.get(parts[0])  # type: ignore[union-attr]
+        if source is None:
+            return None
+        return _fields(source.column(parts[1], text), parts[2:])
+
+    def find_unqualified(self, parts: list[str], text: str, definite: bool) -> _Lineage | None:
+        """``c`` (or ``c.field`` on a struct column ``c``) among this block's sources.
+
+        With ``definite`` only a source known to have the column counts: ``x.f`` is read as a
+        struct field only when a source surely has a column ``x``.
+        """
+        self.ensure_sources()
+        source = self._unqualified(parts[0], text, definite)
+        if source is None:
+            return None
+        return _fields(source.column(parts[0], text), parts[1:])
+
+    def _unqualified(self, name: str, text: str, definite: bool) -> _Source | None:
+        """The one source that has ``name``; an unknown-column source when it is the only candidate."""
+        having = [source for source in self._order if source.has(name)]
+        if len(having) == 1 or (having and name in self._using):
+            return having[0]
+        if having:
+            self.analysis.ambiguous(text)
+            return _AMBIGUOUS
+        if definite:
+            return None
+        unknown = [source for source in self._order if source.has(name) is None]
+        if len(unknown) == 1:
+            return unknown[0]
+        if unknown:
+            self.analysis.ambiguous(text)
+            return _AMBIGUOUS
+        return None
+
+    def alias(self, name: str) -> _Lineage | None:
+        """The lineage of a select-list alias, for clauses that may name one."""
+        return None
+
+    def single_source(self) -> _Source | None:
+        self.ensure_sources()
+        return self._order[0] if len(self._order) == 1 else None
+
+
+class _Ambiguous(_Source):
+    """Stands for 'several sources could hold this column': resolves to the unresolved marker."""
+
+    def column(self, name: str, text: str) -> _Lineage:
+        return _Lineage({f"{UNRESOLVED}.{name}": IDENTITY}, frozenset())
+
+
+_AMBIGUOUS = _Ambiguous()
+
+
+class _SelectBlock(_Block):
+    def __init__(
+        self, analysis: _Analysis, select: exp.Select, env: dict[str, _Block], outer: _Block | None, track: bool
+    ) -> None:
+        super().__init__(analysis, analysis.with_env(select, env), outer, track)
+        self.select = select
+        self._joins: list[tuple[exp.Join, int]] = []
+        self._aliases: dict[str, _Lineage] = {}
+
+    def _collect_sources(self) -> None:
+        from_ = self.select.args.get("from_")
+        if from_ is not None:
+            self._relation_tree(from_.this, True)
+        for join in self.select.args.get("joins") or ():
+            self._join(join)
+        for lateral in self.select.args.get("laterals") or ():
+            self.add_relation(lateral)
+
+    def _relation_tree(self, node: exp.Expression, star: bool) -> None:
+        """A relation and the joins nested under it (MySQL UPDATE t JOIN s, Hive multi-insert FROM)."""
+        self.add_relation(node, star)
+        for join in node.args.get("joins") or ():
+            self._join(join)
+
+    def _join(self, join: exp.Join) -> None:
+        self._joins.append((join, len(self._order)))
+        semi = (join.args.get("kind") or "").upper() in ("SEMI", "ANTI")
+        self._relation_tree(join.this, not semi)  # a semi join's right side adds no output columns
+        for identifier in join.args.get("using") or ():
+            self._using.add(self.analysis.fold(identifier))
+
+    def _star_sources(self, projection: exp.Expression) -> list[_Source]:
+        self.ensure_sources()
+        if isinstance(projection, exp.Star):
+            return self._star_order
+        parts = _column_parts(projection, self.analysis)[:-1]  # t.* -> [t]
+        source = self._tables.get(".".join(parts)) if len(parts) > 1 else self._sources.get(parts[0])  # type: ignore[union-attr]
+        if source is None:
+            self.analysis.warn(f"cannot expand {'.'.join(parts)}.*: unknown table or alias")
+            return []
+        return [source]
+
+    def _compute_names(self) -> list[str]:
+        names: list[str] = []
+        for projection in self.select.expressions:
+            if _is_star(projection):
+                star = _star_node(projection)
+                expanded = [name for source in self._star_sources(projection) for name in source.names()]
+                names.extend(_star_modifiers_names(star, expanded, self.analysis))
+            else:
+                names.append(self.analysis.output_name(projection, len(names)))
+        return names
+
+    def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
+        outputs: list[tuple[str, _Lineage]] = []
+        self._partial = outputs
+        analysis = self.analysis
+        for projection in self.select.expressions:
+            if _is_star(projection):
+                expanded = [item for source in self._star_sources(projection) for item in source.expand()]
+                outputs.extend(self._star_modifiers(_star_node(projection), expanded))
+                continue
+            name = analysis.output_name(projection, len(outputs))
+            lineage = self._projection(projection)
+            outputs.append((name, lineage))
+            self._aliases.setdefault(name, lineage)
+        return outputs
+
+    def _projection(self, projection: exp.Expression) -> _Lineage:
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        if type(inner) is exp.Column and isinstance(inner.this, exp.Identifier):
+            # The common ``t.c [AS x]``: its lineage is the column's own, shared read-only.
+            lineage = self.analysis.resolve(inner, self)
+            if self.referenced is not None:
+                self.referenced.update(lineage.bases)
+            return lineage
+        lineage = _Lineage()
+        self.analysis.visit(projection, self, IDENTITY, lineage, ())
+        return lineage
+
+    def _star_modifiers(self, star: exp.Star, expanded: list[tuple[str, _Lineage]]) -> list[tuple[str, _Lineage]]:
+        """``* EXCEPT (a)`` / ``EXCLUDE``, ``* REPLACE (expr AS a)``, ``* RENAME (a AS b)``."""
+        analysis = self.analysis
+        excluded = {analysis.fold(_last_identifier(e)) for e in star.args.get("except_") or ()}
+        replaced: dict[str, _Lineage] = {}
+        for item in star.args.get("replace") or ():
+            lineage = _Lineage()
+            analysis.visit(item, self, IDENTITY, lineage, ())
+            replaced[analysis.output_name(item, 0)] = lineage
+        renamed = _renames(star, analysis)
+        return [
+            (renamed.get(name, name), replaced.get(name, lineage)) for name, lineage in expanded if name not in excluded
+        ]
+
+    def alias(self, name: str) -> _Lineage | None:
+        if not self._aliases and self._outputs is None and not self._busy:
+            self.outputs()
+        return self._aliases.get(name)
+
+    def _clauses(self) -> None:
+        analysis, select = self.analysis, self.select
+        self.ensure_sources()  # the joins are collected with the sources
+        for join, left_count in self._joins:
+            if (on := join.args.get("on")) is not None:
+                analysis.predicate(on, self, JOIN)
+            for identifier in join.args.get("using") or ():
+                self._using_predicate(analysis.fold(identifier), left_count)
+        for key in ("where", "having", "qualify"):
+            if (clause := select.args.get(key)) is not None:
+                analysis.predicate(clause.this, self, FILTER)
+        if (group := select.args.get("group")) is not None:
+            self._group(group)
+        for key in ("order", "sort", "cluster"):
+            if (order := select.args.get(key)) is not None:
+                for item in order.expressions:
+                    self._by_reference(item.this if isinstance(item, exp.Ordered) else item, SORT, alias_first=True)
+        for window in select.args.get("windows") or ():
+            analysis.window_spec(window, self, None, ())
+
+    def _group(self, group: exp.Group) -> None:
+        if group.args.get("all"):  # GROUP BY ALL: every projection without an aggregate
+            for projection, (_, lineage) in zip(self.select.expressions, self.outputs(), strict=False):
+                if not projection.find(exp.AggFunc):
+                    self.analysis.emit(lineage.bases, GROUP_BY)
+        for key in ("expressions", "grouping_sets", "cube", "rollup"):
+            for item in group.args.get(key) or ():
+                self._by_reference(item, GROUP_BY, alias_first=False)
+
+    def _by_reference(self, node: exp.Expression, subtype: int, alias_first: bool) -> None:
+        """GROUP BY / ORDER BY items: an ordinal names a projection; ORDER BY prefers select aliases."""
+        outputs = self.outputs()
+        if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+            index = int(node.this) - 1
+            if 0 <= index < len(outputs):
+                self.analysis.emit(outputs[index][1].bases, subtype)
+            return
+        previous = self.analysis.alias_first
+        self.analysis.alias_first = alias_first
+        try:
+            self.analysis.predicate(node, self, subtype)
+        finally:
+            self.analysis.alias_first = previous
+
+    def _using_predicate(self, name: str, left_count: int) -> None:
+        """``JOIN b USING (k)`` reads k of the joined side and of the one earlier source that has it."""
+        left = self._order[:left_count]
+        right = self._order[left_count : left_count + 1]
+        for side in (left, right):
+            source = next((s for s in side if s.has(name)), None) or next(
+                (s for s in side if s.has(name) is None), None
+            )
+            if source is not None:
+                self.analysis.emit(source.column(name, name).bases, JOIN)
+
+
+class _SetOperationBlock(_Block):
+    """UNION / INTERSECT / EXCEPT: outputs merge the branches position by position (or BY NAME).
+
+    A chain ``a UNION b UNION c ...`` is one block over all its branches: generated SQL unions
+    hundreds of SELECTs, more than a recursion per branch would survive.
+    """
+
+    def __init__(
+        self,
+        analysis: _Analysis,
+        operation: exp.SetOperation,
+        env: dict[str, _Block],
+        outer: _Block | None,
+        track: bool,
+    ) -> None:
+        super().__init__(analysis, analysis.with_env(operation, env), outer, track)
+        self.operation = operation
+        self.by_name = bool(operation.args.get("by_name"))
+        self.branches = [analysis.query_block(b, self.env, outer, track) for b in _set_branches(operation)]
+
+    def _compute_names(self) -> list[str]:
+        return self.branches[0].names()
+
+    def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
+        first = self.branches[0].outputs()
+        merged = [(name, _Lineage(dict(lineage.values), set(lineage.conds))) for name, lineage in first]
+        self._partial = merged  # what a recursive CTE's own branch sees of it
+        for branch in self.branches[1:]:
+            other = branch.outputs()
+            if self.by_name:
+                index = {name: lineage for name, lineage in other}
+                pairs = [(lineage, index.get(name)) for name, lineage in merged]
+            else:
+                pairs = [(lineage, other[i][1] if i < len(other) else None) for i, (_, lineage) in enumerate(merged)]
+            for lineage, found in pairs:
+                if found is not None:
+                    lineage.merge(found)
+        return merged
+
+    def find_qualified(self, parts: list[str], text: str) -> _Lineage | None:
+        return None
+
+    def find_unqualified(self, parts: list[str], text: str, definite: bool) -> _Lineage | None:
+        # Only the set operation's own ORDER BY resolves here, against its output names.
+        if len(parts) == 1 and parts[0] in self.name_set():
+            return self.output(parts[0], text)
+        return None
+
+    def _clauses(self) -> None:
+        for branch in self.branches:
+            branch.process()
+        if (order := self.operation.args.get("order")) is not None:
+            outputs = self.outputs()
+            for item in order.expressions:
+                node = item.this if isinstance(item, exp.Ordered) else item
+                if isinstance(node, exp.Literal) and node.this.isdigit():
+                    if 0 < int(node.this) <= len(outputs):
+                        self.analysis.emit(outputs[int(node.this) - 1][1].bases, SORT)
+                else:
+                    self.analysis.predicate(node, self, SORT)
+
+    def referenced_bases(self) -> set[str]:
+        self.process()
+        found = set(self.referenced or ())
+        for branch in self.branches:
+            found |= branch.referenced_bases()
+        return found
+
+
+def _set_branches(operation: exp.SetOperation) -> list[exp.Expression]:
+    """The operands of a set-operation chain, left to right, without recursion.
+
+    A nested operation with its own WITH / ORDER BY / LIMIT or another BY NAME setting is kept
+    as one operand (a block of its own).
+    """
+    by_name = operation.args.get("by_name")
+    branches: list[exp.Expression] = []
+    stack: list[exp.Expression] = [operation.expression, operation.this]
+    while stack:
+        node = stack.pop()
+        inner = node.unnest() if isinstance(node, exp.Subquery) and not node.alias else node
+        if (
+            isinstance(inner, exp.SetOperation)
+            and inner.args.get("by_name") == by_name
+            and not any(inner.args.get(key) for key in ("with_", "order", "limit", "offset"))
+        ):
+            stack.extend((inner.expression, inner.this))
+        else:
+            branches.append(node)
+    return branches
+
+
+class _ValuesBlock(_Block):
+    """``VALUES (...), (...)``: each position merges what its rows read (usually nothing)."""
+
+    def __init__(
+        self, analysis: _Analysis, values: exp.Values, env: dict[str, _Block], outer: _Block | None, track: bool
+    ) -> None:
+        super().__init__(analysis, env, outer, track)
+        self.rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
+
+    def _compute_names(self) -> list[str]:
+        width = max((len(row) for row in self.rows), default=0)
+        return [f"_c{i}" for i in range(width)]
+
+    def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
+        outputs = [(name, _Lineage()) for name in self._compute_names()]
+        for row in self.rows:
+            for (_, lineage), value in zip(outputs, row, strict=False):
+                if not isinstance(value, exp.Literal):
+                    self.analysis.visit(value, self, IDENTITY, lineage, ())
+        return outputs
+
+
+class _RelationBlock(_Block):
+    """A single relation seen on its own: what a PIVOT's aggregations and FOR columns read."""
+
+    def __init__(self, analysis: _Analysis, env: dict[str, _Block], alias: str, source: _Source) -> None:
+        super().__init__(analysis, env, None, False)
+        self._sources = {alias: source}
+        self._order = [source]
+
+    def _compute_names(self) -> list[str]:
+        return []
+
+    def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
+        return []
+
+
+class _StatementBlock(_Block):
+    """The body of a MERGE / UPDATE / DELETE: the target and the tables it reads, by alias."""
+
+    def __init__(self, analysis: _Analysis, env: dict[str, _Block], write: Write) -> None:
+        super().__init__(analysis, env, None, False)
+        self._sources = {}
+        self.write = write
+        self.joins: list[exp.Join] = []
+
+    def _compute_names(self) -> list[str]:
+        return []
+
+    def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
+        return []
+
+    def add_relation(self, node: exp.Expression, star: bool = True) -> None:
+        if node is not self.write.target_node:
+            super().add_relation(node, star)
+            return
+        # The written table, under its alias and its name.
+        analysis = self.analysis
+        source = _TableSource(analysis, self.write.target)
+        alias = analysis.fold(_alias_identifier(node))
+        self.add_source(alias or analysis.fold(node.this), source, True, self.write.target)
+        self._sources.setdefault(analysis.fold(node.this), source)  # type: ignore[union-attr]
+
+    def add_relations(self, node: exp.Expression | None) -> _Source | None:
+        """A FROM / USING relation and the joins nested under it; returns the relation's source."""
+        if node is None:
+            return None
+        count = len(self._order)
+        self.add_relation(node)
+        source = self._order[count] if len(self._order) > count else None
+        for join in node.args.get("joins") or ():
+            self.joins.append(join)
+            self.add_relations(join.this)
+        return source
+
+
+# --------------------------------------------------------------------------- the analysis
+
+
+(
+    _LEAF,
+    _COLUMN,
+    _PASS,
+    _CASE,
+    _IF,
+    _NVL2,
+    _DECODE,
+    _WINDOW,
+    _QUERY,
+    _DOT,
+    _ORDER,
+    _AGG_FILTER,
+    _WITHIN_GROUP,
+    _FUNC,
+    _OTHER,
+) = range(15)
+
+_LEAF_TYPES = (exp.Literal, exp.Identifier, exp.Var, exp.DataType, exp.Star, exp.Null, exp.Boolean, exp.Placeholder)
+_PASS_TYPES = (exp.Alias, exp.Paren, exp.Distinct, exp.IgnoreNulls, exp.RespectNulls)
+_SPECIAL_TYPES: dict[type, int] = {
+    exp.Column: _COLUMN,
+    exp.Case: _CASE,
+    exp.If: _IF,
+    exp.Nvl2: _NVL2,
+    exp.DecodeCase: _DECODE,
+    exp.Window: _WINDOW,
+    exp.Dot: _DOT,
+    exp.Order: _ORDER,
+    exp.Filter: _AGG_FILTER,
+    exp.WithinGroup: _WITHIN_GROUP,
+}
+
+
+@cache
+def _node_kind(node_type: type) -> int:
+    special = _SPECIAL_TYPES.get(node_type)
+    if special is not None:
+        return special
+    if issubclass(node_type, exp.Column):
+        return _COLUMN
+    if issubclass(node_type, _LEAF_TYPES):
+        return _LEAF
+    if issubclass(node_type, _PASS_TYPES):
+        return _PASS
+    if issubclass(node_type, exp.Query):
+        return _QUERY
+    if issubclass(node_type, exp.Func):
+        return _FUNC
+    return _OTHER
+
+
+class _Analysis:
+    """The column lineage of one written target: all blocks of its statement, edges and warnings."""
+
+    def __init__(self, ctx: Context, catalog: SchemaCatalog, target: str) -> None:
+        self.ctx, self.catalog, self.target = ctx, catalog, target
+        self.levels = FunctionLevels.of(ctx.profile)
+        self.fold = _folder(ctx.profile)
+        self.blocks: dict[int, _Block] = {}
+        self.pending: list[_Block] = []
+        self.projection: dict[tuple[str, str], int] = {}
+        self.predicates: set[tuple[str, int]] = set()
+        self.warnings: list[str] = []
+        self.alias_first = False
+        self._bases: dict[str, _Lineage] = {}
+        self._known: dict[str, dict[str, str | None] | None] = {}
+
+    # -- entry --------------------------------------------------------------------------
+
+    def run(self, lineage: StatementLineage, write: Write) -> None:
+        statement = lineage.expression
+        env = _statement_env(self, statement, write.query)
+        query = write.query
+        if lineage.type == "multi_insert":
+            branch = write.target_node.find_ancestor(exp.ConditionalInsert) if write.target_node else None
+            condition = branch.expression if branch is not None else None
+            query = _graft_multi_insert_source(query, statement.args.get("source"), condition)
+        if query is not None:
+            written = self.map_outputs(self.query_block(query, env, None), _target_columns(write, self))
+            if isinstance(conflict := statement.args.get("conflict"), exp.OnConflict):
+                self.upsert(conflict, write, env, written)
+        elif isinstance(statement, exp.Merge):
+            self.merge(statement, write, env)
+        elif isinstance(statement, (exp.Update, exp.Delete)):
+            self.update_or_delete(statement, write, env)
+        while self.pending:
+            self.pending.pop().process()
+
+    def edges(self) -> Iterator[ColumnEdge]:
+        for (source, target), level in self.projection.items():
+            yield ColumnEdge(source, target, PROJECTION, _SUBTYPE_NAMES[level])
+        for source, subtype in self.predicates:
+            yield ColumnEdge(source, self.target, PREDICATE, _SUBTYPE_NAMES[subtype])
+
+    # -- blocks -------------------------------------------------------------------------
+
+    def query_block(
+        self, query: exp.Expression, env: dict[str, _Block], outer: _Block | None, track: bool = False
+    ) -> _Block:
+        query = query.unnest() if isinstance(query, exp.Subquery) else query
+        block = self.blocks.get(id(query))
+        if block is None:
+            block = self._new_block(query, env, outer, track)
+            self.blocks[id(query)] = block
+            self.pending.append(block)
+        return block
+
+    def _new_block(self, query: exp.Expression, env: dict[str, _Block], outer: _Block | None, track: bool) -> _Block:
+        if isinstance(query, exp.Select):
+            return _SelectBlock(self, query, env, outer, track)
+        if isinstance(query, exp.SetOperation):
+            return _SetOperationBlock(self, query, env, outer, track)
+        if isinstance(query, exp.Values):
+            return _ValuesBlock(self, query, env, outer, track)
+        self.warn(f"no column lineage through {type(query).__name__.upper()}")
+        return _ValuesBlock(self, exp.Values(expressions=[]), env, outer, track)
+
+    def with_env(self, query: exp.Expression, env: dict[str, _Block]) -> dict[str, _Block]:
+        """The CTEs visible inside ``query``: the enclosing ones plus its own WITH, in order."""
+        with_ = query.args.get("with_")
+        if not isinstance(with_, exp.With):
+            return env
+        env = dict(env)
+        recursive = bool(with_.args.get("recursive"))
+        for cte in with_.expressions:
+            name = self.fold(_alias_identifier(cte))
+            inner = dict(env)
+            block = self.query_block(cte.this, inner, None)
+            if recursive:
+                inner[name] = block  # the recursive branch reads the CTE itself
+            block.columns = _alias_columns(cte, self) or block.columns
+            env[name] = block
+        return env
+
+    # -- names --------------------------------------------------------------------------
+
+    def known_columns(self, table: str) -> dict[str, str | None] | None:
+        if table not in self._known:
+            self._known[table] = self.catalog.types(table)
+        return self._known[table]
+
+    def base(self, table: str, column: str) -> _Lineage:
+        key = f"{table}.{column}"
+        lineage = self._bases.get(key)
+        if lineage is None:
+            lineage = self._bases[key] = _Lineage({key: IDENTITY}, frozenset())
+        return lineage
+
+    def output_name(self, projection: exp.Expression, position: int) -> str:
+        if isinstance(projection, exp.Alias):
+            return self.fold(projection.args.get("alias"))
+        if isinstance(projection, exp.Column | exp.Dot):
+            return self.fold(_last_identifier(projection))
+        name = projection.output_name
+        return self.fold(exp.to_identifier(name)) if name else f"_c{position}"
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def unresolved(self, name: str, text: str) -> _Lineage:
+        self.warn(f"cannot resolve column {text}")
+        return _Lineage({f"{UNRESOLVED}.{name}": IDENTITY}, frozenset())
+
+    def ambiguous(self, text: str) -> None:
+        self.warn(f"cannot resolve column {text}: ambiguous")
+
+    # -- emission -----------------------------------------------------------------------
+
+    def emit(self, bases: Iterable[str], subtype: int) -> None:
+        self.predicates.update((base, subtype) for base in bases)
+
+    def predicate(self, node: exp.Expression, block: _Block, subtype: int) -> None:
+        """Every column read by ``node`` is a ``subtype`` predicate of the target."""
+        self.visit(node, block, None, None, (subtype,))
+
+    def map_outputs(self, block: _Block, columns: list[str] | None) -> dict[str, _Lineage]:
+        """Project the query's outputs into the target columns; returns target column -> lineage."""
+        outputs = block.outputs()
+        names = [name for name, _ in outputs]
+        if columns is not None and STAR not in names and len(columns) != len(names):
+            self.warn(f"{self.target}: the query gives {len(names)} columns for {len(columns)} target columns")
+            if len(columns) < len(names):
+                columns = None
+        if columns is None or STAR in names:
+            columns = names
+        written = {}
+        for column, (_, lineage) in zip(columns, outputs, strict=False):
+            self.project(lineage, column)
+            written.setdefault(column, lineage)
+        return written
+
+    def project(self, lineage: _Lineage, column: str) -> None:
+        target = f"{self.target}.{column}"
+        projection = self.projection
+        for source, level in lineage.values.items():
+            key = (source, target)
+            if projection.get(key, -1) < level:
+                projection[key] = level
+
+    # -- the expression walk ------------------------------------------------------------
+
+    def visit(
+        self,
+        node: exp.Expression,
+        block: _Block,
+        level: int | None,
+        acc: _Lineage | None,
+        clauses: tuple[int, ...],
+    ) -> None:
+        """Walk ``node``: value paths (``level`` set) feed ``acc.values``; conditions feed ``acc.conds``;
+        every column read inside a predicate construct is emitted with the ``clauses`` subtypes."""
+        kind = _node_kind(type(node))
+        if kind == _LEAF:
+            return
+        if kind == _COLUMN:
+            self._column(node, block, level, acc, clauses)  # type: ignore[arg-type]
+        elif kind in (_PASS, _OTHER, _FUNC):
+            if kind == _FUNC and level is not None:
+                level = max(level, self.levels.level(node))
+            elif kind == _OTHER and level is not None and level < TRANSFORMATION:
+                level = TRANSFORMATION
+            children = _chain(node) if isinstance(node, exp.Binary) else _children(node)
+            for child in children:
+                self.visit(child, block, level, acc, clauses)
+        elif kind in (_CASE, _IF) and _is_desugared(node):  # DIV0(a, b) parsed as IF(b = 0, 0, a / b)
+            raised = _raise(level, TRANSFORMATION)
+            for child in _children(node):
+                self.visit(child, block, raised, acc, clauses)
+        elif kind == _CASE:
+            self._case(node, block, level, acc, clauses)  # type: ignore[arg-type]
+        elif kind in (_IF, _NVL2):
+            self.condition(node.this, block, acc, clauses)
+            raised = _raise(level, TRANSFORMATION)
+            for key in ("true", "false"):
+                if (branch := node.args.get(key)) is not None:
+                    self.visit(branch, block, raised, acc, clauses)
+        elif kind == _DECODE:
+            self._decode(node, block, level, acc, clauses)
+        elif kind == _WINDOW:
+            self.visit(node.this, block, level, acc, clauses)
+            self.window_spec(node, block, acc, clauses)
+        elif kind == _QUERY:
+            self._subquery(node, block, level, acc, clauses)
+        elif kind == _DOT:  # struct field access on an expression: a.b.c beyond what a Column holds
+            raised = _raise(level, TRANSFORMATION)
+            self.visit(node.this, block, raised, acc, clauses)
+            if not isinstance(node.expression, exp.Identifier):  # schema.function(args)
+                self.visit(node.expression, block, raised, acc, clauses)
+        elif kind == _ORDER:  # ARRAY_AGG(x ORDER BY y): y orders the value, it is not one
+            if node.this is not None:
+                self.visit(node.this, block, level, acc, clauses)
+            for item in node.expressions:
+                self.visit(item, block, None, acc, clauses + (SORT,) if level is not None else clauses)
+        elif kind == _WITHIN_GROUP and level is not None and node.this.find(exp.Column) is None:
+            # PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x): an ordered-set aggregate picks its value from x
+            order = node.expression
+            for item in order.expressions if isinstance(order, exp.Order) else ():
+                self.visit(item, block, max(level, self.levels.level(node.this)), acc, clauses)
+        elif kind == _WITHIN_GROUP:  # LISTAGG(x) WITHIN GROUP (ORDER BY y): the generic walk makes y SORT
+            self.visit(node.this, block, _raise(level, TRANSFORMATION), acc, clauses)
+            self.visit(node.expression, block, _raise(level, TRANSFORMATION), acc, clauses)
+        elif kind == _AGG_FILTER:  # SUM(x) FILTER (WHERE c): c decides like a CASE condition
+            self.visit(node.this, block, level, acc, clauses)
+            self.condition(node.expression, block, acc, clauses)
+
+    def condition(
+        self, node: exp.Expression | None, block: _Block, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """A CASE / IF / NVL2 / DECODE condition: CONDITIONAL, and part of the column's definition."""
+        if node is not None:
+            self.visit(node, block, None, acc, clauses + (CONDITIONAL,) if CONDITIONAL not in clauses else clauses)
+
+    def window_spec(self, window: exp.Window, block: _Block, acc: _Lineage | None, clauses: tuple[int, ...]) -> None:
+        spec_clauses = clauses if WINDOW in clauses else clauses + (WINDOW,)
+        for item in window.args.get("partition_by") or ():
+            self.visit(item, block, None, acc, spec_clauses)
+        if (order := window.args.get("order")) is not None:
+            self.visit(order, block, None, acc, spec_clauses)
+        named = window.args.get("alias")
+        if isinstance(named, exp.Identifier) and isinstance(block, _SelectBlock):  # OVER w ... WINDOW w AS (...)
+            for definition in block.select.args.get("windows") or ():
+                if definition is not window and self.fold(definition.args.get("this")) == self.fold(named):
+                    self.window_spec(definition, block, acc, clauses)
+
+    def _case(
+        self, node: exp.Case, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        self.condition(node.this, block, acc, clauses)  # the simple-CASE operand is compared, not returned
+        raised = _raise(level, TRANSFORMATION)
+        for branch in node.args.get("ifs") or ():
+            self.condition(branch.this, block, acc, clauses)
+            if (value := branch.args.get("true")) is not None:
+                self.visit(value, block, raised, acc, clauses)
+        if (default := node.args.get("default")) is not None:
+            self.visit(default, block, raised, acc, clauses)
+
+    def _decode(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """DECODE(operand, search, result, ..., default): operand and searches decide, results are values."""
+        items = node.expressions
+        raised = _raise(level, TRANSFORMATION)
+        for index, item in enumerate(items):
+            is_default = index == len(items) - 1 and index % 2 == 1
+            if index == 0 or (index % 2 == 1 and not is_default):
+                self.condition(item, block, acc, clauses)
+            else:
+                self.visit(item, block, raised, acc, clauses)
+
+    def _subquery(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """A scalar / IN / EXISTS subquery: its first output is a value, everything it reads is a condition."""
+        sub = self.query_block(node, block.env, block, track=True)
+        read = sub.referenced_bases()
+        outputs = sub.outputs()
+        if acc is not None:
+            if level is not None and outputs:
+                acc.merge(outputs[0][1], level)
+            acc.conds.update(read)  # type: ignore[union-attr]
+        for subtype in clauses:
+            self.emit(read, subtype)
+        if block.referenced is not None:
+            block.referenced.update(read)
+
+    def _column(
+        self, node: exp.Column, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        if isinstance(node.this, exp.Star):  # COUNT(t.*) reads rows, not a column
+            return
+        lineage = self.resolve(node, block)
+        if acc is not None:
+            if level is None:
+                acc.conds.update(lineage.bases)  # type: ignore[union-attr]
+            else:
+                acc.merge(lineage, level)
+        if clauses:
+            bases = lineage.bases
+            for subtype in clauses:
+                self.emit(bases, subtype)
+        if block.referenced is not None:
+            block.referenced.update(lineage.bases)
+
+    def resolve(self, column: exp.Column, block: _Block) -> _Lineage:
+        """The lineage of a column reference.
+
+        A qualified name looks for its qualifier in this block, then in the enclosing ones
+        (correlation), before it is read as a struct field access.  A bare name looks in this
+        block's sources, then its select aliases, then the enclosing blocks.
+        """
+        parts = _column_parts(column, self)
+        text = ".".join(parts)
+        current: _Block | None = block
+        if len(parts) > 1:
+            while current is not None:
+                if (found := current.find_qualified(parts, text)) is not None:
+                    return found
+                current = current.outer
+            current = block
+            while current is not None:
+                if (found := current.find_unqualified(parts, text, definite=True)) is not None:
+                    return found
+                current = current.outer
+            return self.unresolved(parts[-1], text)
+        name = parts[0]
+        if self.alias_first and (aliased := block.alias(name)) is not None:
+            return aliased
+        # A source that surely has the column, else a select alias (QUALIFY rn = 1), else a
+        # source whose columns are unknown, then the same in the enclosing blocks.
+        if (found := block.find_unqualified(parts, text, definite=True)) is not None:
+            return found
+        if (aliased := block.alias(name)) is not None:
+            return aliased
+        current = block
+        while current is not None:
+            if (found := current.find_unqualified(parts, text, definite=False)) is not None:
+                return found
+            current = current.outer
+        # The schema says the only table here lacks the column; valid SQL says it has it.
+        only = block.single_source()
+        return only.column(name, text) if only is not None else self.unresolved(name, text)
+
+    # -- MERGE / UPDATE / DELETE --------------------------------------------------------
+
+    def merge(self, statement: exp.Merge, write: Write, env: dict[str, _Block]) -> None:
+        block = _StatementBlock(self, env, write)
+        block.add_relations(write.target_node)
+        using_source = block.add_relations(statement.args.get("using"))
+        if (on := statement.args.get("on")) is not None:
+            self.predicate(on, block, JOIN)
+        self._joins(block)
+        whens = statement.args.get("whens")
+        for when in whens.expressions if whens is not None else ():
+            if (condition := when.args.get("condition")) is not None:
+                self.predicate(condition, block, FILTER)
+            action = when.args.get("then")
+            if isinstance(action, (exp.Update, exp.Insert)) and (where := action.args.get("where")) is not None:
+                self.predicate(where.this, block, FILTER)  # Oracle: UPDATE SET ... WHERE cond
+            if isinstance(action, exp.Update):
+                self._assignments(action.expressions, block, using_source)
+            elif isinstance(action, exp.Insert):
+                self._merge_insert(action, block, using_source)
+
+    def upsert(self, conflict: exp.OnConflict, write: Write, env: dict[str, _Block], row: dict[str, _Lineage]) -> None:
+        """``ON CONFLICT ... DO UPDATE SET c = expr`` / ``ON DUPLICATE KEY UPDATE c = expr``.
+
+        ``EXCLUDED.c`` (and MySQL's ``VALUES(c)``) is the row the INSERT proposed for column c.
+        """
+        block = _StatementBlock(self, env, write)
+        block.add_relations(write.target_node)
+        block.add_source("excluded", _RowSource(row))
+        if (where := conflict.args.get("where")) is not None:
+            self.predicate(where.this, block, FILTER)
+        for assignment in conflict.expressions:
+            if isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Column):
+                lineage = _Lineage()
+                self.visit(assignment.expression, block, IDENTITY, lineage, ())
+                for call in assignment.expression.find_all(exp.Anonymous):
+                    if call.name.upper() == "VALUES" and call.expressions:
+                        level = IDENTITY if call is assignment.expression else TRANSFORMATION
+                        proposed = row.get(self.fold(_last_identifier(call.expressions[0])))
+                        if proposed is not None:
+                            lineage.merge(proposed, level)
+                self.project(lineage, self.fold(assignment.this.this))
+
+    def _joins(self, block: _StatementBlock) -> None:
+        for join in block.joins:
+            if (on := join.args.get("on")) is not None:
+                self.predicate(on, block, JOIN)
+
+    def _assignments(self, assignments: list[exp.Expression], block: _Block, star_source: _Source | None) -> None:
+        """``SET c = expr``: expr flows into the target's column c (``SET *`` copies by name)."""
+        for assignment in assignments:
+            if isinstance(assignment, exp.Star) and star_source is not None:
+                for name, lineage in star_source.expand():
+                    self.project(lineage, name)
+            elif isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Column):
+                lineage = _Lineage()
+                self.visit(assignment.expression, block, IDENTITY, lineage, ())
+                self.project(lineage, self.fold(assignment.this.this))
+            elif isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Tuple):
+                self._tuple_assignment(assignment.this, assignment.expression, block)
+
+    def _tuple_assignment(self, columns: exp.Tuple, value: exp.Expression, block: _Block) -> None:
+        """``SET (a, b) = (x, y)`` or ``= (SELECT x, y ...)``: position by position."""
+        names = [self.fold(_last_identifier(column)) for column in columns.expressions]
+        if isinstance(value, (exp.Subquery, exp.Query)):
+            sub = self.query_block(value, block.env, block, track=True)
+            sub.process()
+            for name, (_, lineage) in zip(names, sub.outputs(), strict=False):
+                self.project(lineage, name)
+            return
+        values = value.expressions if isinstance(value, exp.Tuple) else [value]
+        for name, item in zip(names, values, strict=False):
+            lineage = _Lineage()
+            self.visit(item, block, IDENTITY, lineage, ())
+            self.project(lineage, name)
+
+    def _merge_insert(self, action: exp.Insert, block: _Block, star_source: _Source | None) -> None:
+        if isinstance(action.this, exp.Star):  # INSERT *: every source column into its namesake
+            for name, lineage in star_source.expand() if star_source is not None else ():
+                self.project(lineage, name)
+            return
+        values = action.expression.expressions if isinstance(action.expression, exp.Tuple) else []
+        if isinstance(action.this, exp.Tuple):
+            columns = [self.fold(_last_identifier(c)) for c in action.this.expressions]
+        else:
+            known = self.known_columns(self.target)
+            columns = list(known) if known is not None else [self.output_name(v, i) for i, v in enumerate(values)]
+        for column, value in zip(columns, values, strict=False):
+            lineage = _Lineage()
+            self.visit(value, block, IDENTITY, lineage, ())
+            self.project(lineage, column)
+
+    def update_or_delete(self, statement: exp.Expression, write: Write, env: dict[str, _Block]) -> None:
+        block = _StatementBlock(self, env, write)
+        from_ = statement.args.get("from_")
+        using = statement.args.get("using")
+        # The FROM comes first: T-SQL's UPDATE x ... FROM t AS x names the target by a FROM alias.
+        relations = [
+            from_.this if isinstance(from_, exp.From) else None,
+            *(using if isinstance(using, list) else [using]),
+            statement.this,
+        ]
+        for relation in relations:
+            if isinstance(relation, exp.Expression):
+                block.add_relations(relation)
+        self._joins(block)
+        if (where := statement.args.get("where")) is not None:
+            self.predicate(where.this, block, FILTER)
+        if isinstance(statement, exp.Update):
+            self._assignments(statement.expressions, block, None)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _folder(profile: DialectProfile):  # type: ignore[no-untyped-def]
+    """A fast identifier folder for ``profile`` (the common all-lower case skips the rule lookup)."""
+    if profile.case_folding == "lower" and profile.quoted_case_folding == "lower":
+
+        def fold_lower(identifier: exp.Expression | None) -> str:
+            return identifier.name.lower() if identifier is not None else ""
+
+        return fold_lower
+
+    def fold(identifier: exp.Expression | None) -> str:
+        if isinstance(identifier, exp.Identifier):
+            return profile.fold(identifier.this, identifier.quoted)
+        return profile.fold(identifier.name) if identifier is not None else ""
+
+    return fold
+
+
+def _children(node: exp.Expression) -> Iterator[exp.Expression]:
+    for value in node.args.values():
+        if isinstance(value, exp.Expr):
+            yield value  # type: ignore[misc]
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, exp.Expr):
+                    yield item  # type: ignore[misc]
+
+
+def _is_desugared(node: exp.Expression) -> bool:
+    """Whether a CASE / IF was built by the parser from a plain function (Snowflake DIV0, ZEROIFNULL).
+
+    Such builders copy the arguments into the condition and into a branch, so a column of the
+    condition and a column of a branch come from the same token (same start offset).  A written
+    condition never shares a token with a branch.
+    """
+    if isinstance(node, exp.If):
+        conditions, branches = [node.this], [node.args.get("true"), node.args.get("false")]
+    else:
+        ifs = node.args.get("ifs") or []
+        conditions = [node.this, *(i.this for i in ifs)]
+        branches = [node.args.get("default"), *(i.args.get("true") for i in ifs)]
+    tokens = {start for part in conditions if part is not None for start in _token_starts(part)}
+    shared = (start in tokens for part in branches if part is not None for start in _token_starts(part))
+    return bool(tokens) and any(shared)
+
+
+def _token_starts(node: exp.Expression) -> Iterator[int]:
+    for column in node.find_all(exp.Column):
+        start = column.this.meta.get("start") if isinstance(column.this, exp.Identifier) else None
+        if start is not None:
+            yield start
+
+
+def _chain(node: exp.Binary) -> list[exp.Expression]:
+    """The operands of ``a AND b AND c ...`` (any one operator repeated), without recursion.
+
+    Parsers nest such chains one level per operator; a generated WHERE with thousands of
+    conditions would otherwise exhaust the stack.
+    """
+    operator = type(node)
+    operands: list[exp.Expression] = []
+    stack: list[exp.Expression] = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is operator:
+            stack.extend(child for child in (current.expression, current.this) if child is not None)
+        else:
+            operands.append(current)
+    return operands
+
+
+def _raise(level: int | None, to: int) -> int | None:
+    return None if level is None else max(level, to)
+
+
+def _column_parts(column: exp.Expression, analysis: _Analysis) -> list[str]:
+    """``[catalog, db, table, column]`` of a Column, folded, the absent ones left out."""
+    args = column.args
+    fold = analysis.fold
+    table = args.get("table")
+    if table is None:
+        return [fold(args["this"])]
+    if args.get("db") is None:  # the usual alias.column, spelled out: this runs for every column
+        return [fold(table), fold(args["this"])]
+    return [fold(args[key]) for key in ("catalog", "db", "table", "this") if args.get(key) is not None]
+
+
+def _fields(lineage: _Lineage, fields: list[str]) -> _Lineage:
+    """``a.s.f``: reading a field of a struct column is a transformation of the column."""
+    return lineage.raised(TRANSFORMATION) if fields else lineage
+
+
+def _star_column(star: str, name: str) -> str:
+    """``schema.t.*`` seen through a derived table that was asked for column ``name``."""
+    return f"{star[:-1]}{name}" if star.endswith(".*") else star
+
+
+def _is_star(projection: exp.Expression) -> bool:
+    return isinstance(projection, exp.Star) or (
+        isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
+    )
+
+
+def _star_node(projection: exp.Expression) -> exp.Star:
+    return projection if isinstance(projection, exp.Star) else projection.this
+
+
+def _star_modifiers_names(star: exp.Star, names: list[str], analysis: _Analysis) -> list[str]:
+    excluded = {analysis.fold(_last_identifier(e)) for e in star.args.get("except_") or ()}
+    renamed = _renames(star, analysis)
+    return [renamed.get(name, name) for name in names if name not in excluded]
+
+
+def _renames(star: exp.Star, analysis: _Analysis) -> dict[str, str]:
+    return {
+        analysis.fold(_last_identifier(item.this)): analysis.fold(item.args.get("alias"))
+        for item in star.args.get("rename") or ()
+        if isinstance(item, exp.Alias)
+    }
+
+
+def _last_identifier(node: exp.Expression) -> exp.Expression | None:
+    if isinstance(node, exp.Column):
+        return node.this
+    if isinstance(node, exp.Dot):
+        return node.expression
+    return node if isinstance(node, exp.Identifier) else exp.to_identifier(node.name)
+
+
+def _last_name(node: exp.Expression, analysis: _Analysis) -> str:
+    return analysis.fold(_last_identifier(node))
+
+
+def _alias_identifier(node: exp.Expression) -> exp.Identifier | None:
+    alias = node.args.get("alias")
+    if isinstance(alias, exp.TableAlias):
+        alias = alias.this
+    return alias if isinstance(alias, exp.Identifier) else None
+
+
+def _alias_columns(node: exp.Expression, analysis: _Analysis) -> list[str]:
+    alias = node.args.get("alias")
+    if not isinstance(alias, exp.TableAlias):
+        return []
+    return [analysis.fold(c if isinstance(c, exp.Identifier) else c.this) for c in alias.args.get("columns") or ()]
+
+
+def _statement_env(
+    analysis: _Analysis, statement: exp.Expression | None, query: exp.Expression | None
+) -> dict[str, _Block]:
+    """CTEs written before the statement keyword (``WITH c AS (...) INSERT ...``) are visible to all of it."""
+    if statement is None or statement is query or not isinstance(statement, (exp.DML, exp.DDL)):
+        return {}
+    return analysis.with_env(statement, {})
+
+
+def _graft_multi_insert_source(
+    branch: exp.Expression | None, source: exp.Expression | None, condition: exp.Expression | None
+) -> exp.Expression | None:
+    """One branch of a multi-table insert as a query of its own.
+
+    Hive ``FROM src INSERT ... SELECT ...``: the branch SELECT reads the shared FROM.  Oracle
+    ``INSERT ALL [WHEN c THEN] INTO t VALUES (...) SELECT ...``: the VALUES (or, without them,
+    the columns) of the shared SELECT, filtered by the branch's WHEN condition.
+    """
+    if source is None:
+        return branch
+    if isinstance(source, exp.Query):
+        rows = branch.expressions if isinstance(branch, exp.Values) else []
+        values = rows[0].expressions if rows and isinstance(rows[0], exp.Tuple) else rows[:1]
+        if not values and condition is None:
+            return source
+        query = exp.Select(expressions=[v.copy() for v in values] or [exp.Star()])
+        query = query.from_(exp.Subquery(this=source.copy()))
+        return query.where(condition.copy()) if condition is not None else query
+    if not isinstance(branch, exp.Select) or branch.args.get("from_") is not None:
+        return branch
+    grafted = branch.copy()
+    grafted.set("from_", exp.From(this=source.copy()))
+    return grafted
+
+
+def _listed_columns(write: Write, ctx: Context) -> list[str]:
+    """``INSERT INTO t (a, b)`` / ``CREATE VIEW v (a, b)`` / ``CREATE TABLE t (a INT) AS``."""
+    schema = write.target_node.parent if write.target_node is not None else None
+    if not isinstance(schema, exp.Schema):
+        return []
+    return [
+        ctx.fold(item.this if isinstance(item, exp.ColumnDef) else item)
+        for item in schema.expressions
+        if isinstance(item, (exp.Identifier, exp.ColumnDef))
+    ]
+
+
+def _target_columns(write: Write, analysis: _Analysis) -> list[str] | None:
+    """Positional target columns: the listed ones, else the catalog's (static partitions out, dynamic last)."""
+    listed = _listed_columns(write, analysis.ctx)
+    if listed:
+        return listed
+    statement = write.target_node.parent if write.target_node is not None else None
+    if not isinstance(statement, exp.Insert) or statement.args.get("by_name"):
+        return None  # CTAS / views / SELECT INTO take the query's own names
+    known = analysis.known_columns(write.target)
+    if known is None:
+        return None
+    static, dynamic = _partition_spec(write.target_node, analysis)
+    moved = set(static) | set(dynamic)
+    return [c for c in known if c not in moved] + [c for c in dynamic if c not in static]
+
+
+def _partition_spec(table: exp.Table | None, analysis: _Analysis) -> tuple[list[str], list[str]]:
+    """``PARTITION (dt='x', hr)``: static columns (given a value, no edge) and dynamic ones (fed last)."""
+    partition = table.args.get("partition") if table is not None else None
+    static: list[str] = []
+    dynamic: list[str] = []
+    for item in partition.expressions if isinstance(partition, exp.Partition) else ():
+        if isinstance(item, exp.EQ):
+            static.append(analysis.fold(_last_identifier(item.this)))
+        elif isinstance(item, (exp.Column, exp.Identifier)):
+            dynamic.append(analysis.fold(_last_identifier(item)))
+    return static, dynamic
