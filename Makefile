@@ -23,6 +23,8 @@ demo: install
 	@$(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) --format tree
 	@echo; echo '$$ lineage down stg.pos_sales'
 	@$(BIN)/lineage down stg.pos_sales --store $(DEMO_STORE) --format tree
+	@echo; echo '$$ lineage up mart.sales_daily.revenue_usd'
+	@$(BIN)/lineage up mart.sales_daily.revenue_usd --store $(DEMO_STORE) --format tree
 	@echo; echo '$$ lineage up mart.sales_daily -o demo.graphml'
 	@$(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) -o demo.graphml
 

@@ -55,7 +55,7 @@ def parse_only(texts: list[tuple[Path, str]], dialect: str) -> tuple[int, float]
 
 
 def table_harvest(warehouse: Path, dialect: str) -> tuple[int, float, object]:
-    from lineage_cli.harvest.harvester import harvest
+    from lineage_cli.harvest.batch import harvest
 
     result = harvest([warehouse / "sql"], dialect=dialect)
     return result.statements, result.seconds, result

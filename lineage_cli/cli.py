@@ -64,30 +64,116 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--dialect", help="sqlglot dialect of the SQL (a file's `-- dialect: NAME` line wins).")
 @click.option("--default-schema", help="Schema for unqualified table names (`USE db` in a file wins).")
+@click.option(
+    "--schema",
+    "schema_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Table columns: YAML or JSON, {schema.table: [col, ...]} or {schema: {table: {col: type}}}.",
+)
+@click.option(
+    "--var",
+    "var_pairs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Template variable for ${NAME}, ${hivevar:NAME}, #NAME#, {{ NAME }} (repeatable).",
+)
+@click.option(
+    "--vars",
+    "var_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML file of template variables (repeatable; --var wins).",
+)
 @store_option
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
+@click.option("--no-cache", is_flag=True, help="Parse every file again instead of reusing unchanged results.")
+@click.option("--tables-only", is_flag=True, help="Table lineage only: skip the column analysis.")
 @click.option("--strict", is_flag=True, help="Exit 1 if any statement could not be harvested.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors and the summary only; no progress bar.")
 def harvest(
     paths: tuple[str, ...],
     dialect: str | None,
     default_schema: str | None,
+    schema_file: str | None,
+    var_pairs: tuple[str, ...],
+    var_files: tuple[str, ...],
     store: str,
+    jobs: int | None,
+    no_cache: bool,
+    tables_only: bool,
     strict: bool,
     quiet: bool,
 ) -> None:
-    """Parse SQL files into the lineage store.
+    """Parse SQL files into the lineage store: tables, columns, and the statements between them.
 
     PATHS are files or directories (searched recursively for *.sql).  Statements that
-    fail to parse are reported as file:line and the rest is harvested.
+    fail to parse are reported as file:line and the rest is harvested.  Unchanged files
+    are read from a cache beside the store; files are parsed in parallel.
 
     \b
     Example:
-      lineage harvest warehouse/sql --dialect hive --default-schema dwh
+      lineage harvest warehouse/sql --dialect hive --schema schema.json
+      lineage harvest etl/ --var etl_date=2024-01-31 --default-schema dwh
     """
     from lineage_cli.harvest.run import run_harvest
 
-    code = run_harvest(paths, dialect, default_schema, store, strict=strict, quiet=quiet)
+    code = run_harvest(
+        paths,
+        dialect,
+        default_schema,
+        store,
+        schema_file=schema_file,
+        var_pairs=var_pairs,
+        var_files=var_files,
+        jobs=jobs,
+        use_cache=not no_cache,
+        columns=not tables_only,
+        strict=strict,
+        quiet=quiet,
+    )
     sys.exit(code)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True, dir_okay=False))
+@click.option("--dialect", default="ansi", show_default=True, help="sqlglot dialect of the SQL.")
+@click.option(
+    "--schema",
+    "schema_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Table columns: YAML or JSON, {schema.table: [col, ...]} or {schema: {table: {col: type}}}.",
+)
+@click.option("--default-schema", help="Schema for unqualified table names.")
+@click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Template variable for ${NAME}, ${hivevar:NAME}, #NAME#, {{ NAME }} (repeatable).",
+)
+@click.option("--format", "fmt", type=click.Choice(("json",)), default="json", show_default=True)
+def parse(
+    files: tuple[str, ...],
+    dialect: str,
+    schema_file: str | None,
+    default_schema: str | None,
+    variables: tuple[str, ...],
+    fmt: str,
+) -> None:
+    """Print the lineage of SQL statements as JSON, without touching the store.
+
+    FILES are SQL files, or `-` (the default) for standard input.  The JSON is the
+    contract other tools read: statements with file, line, type, targets, sources and
+    column edges (projection / predicate, with subtypes), and errors with file and line.
+
+    \b
+    Example:
+      lineage parse etl/load_orders.sql --dialect hive --schema schema.yaml
+      echo "INSERT INTO a.t SELECT x FROM a.s" | lineage parse
+    """
+    from lineage_cli.harvest.parse_run import run_parse
+
+    sys.exit(run_parse(files or ("-",), dialect, schema_file, default_schema, variables))
 
 
 def _walk_command(direction: str) -> Callable[..., None]:

@@ -26,12 +26,12 @@ def generate_warehouse(out: Path, *args: str) -> Path:
 @pytest.fixture(scope="session")
 def warehouse_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture warehouse harvested into a store file (once per test session)."""
-    from lineage_cli.harvest.harvester import harvest
+    from lineage_cli.harvest.batch import harvest
     from lineage_cli.store.writer import write_store
 
     path = tmp_path_factory.mktemp("store") / "graph.lin"
     result = harvest([WAREHOUSE])
-    assert result.issues == []
+    assert result.errors == []
     write_store(result.graph, path, {"default_schema": None})
     return path
 

@@ -101,3 +101,25 @@ def test_ambiguous_short_name_lists_candidates(tmp_path) -> None:
     with pytest.raises(AmbiguousName) as caught:
         resolve(open_store(tmp_path / "g.lin"), "orders")
     assert caught.value.candidates == ["a.orders", "b.orders"]
+
+
+def test_a_pattern_over_columns_selects_columns(store) -> None:
+    starts = resolve(store, "mart.sales_daily.revenue%")
+    assert [store.name(n) for n in starts] == ["mart.sales_daily.revenue_usd"]
+
+
+def test_column_up_follows_projections_and_predicates_of_its_statement(store) -> None:
+    plain = lineage(store, "rpt.v_sales_weekly.revenue_usd", "up", depth=1)
+    assert {(e.source, e.target, e.type) for e in plain.edges} == {
+        ("rpt.v_sales_daily.revenue_usd", "rpt.v_sales_weekly.revenue_usd", "projection")
+    }
+    gated = lineage(store, "rpt.v_sales_weekly.revenue_usd", "up", depth=1, predicates=True)
+    # GROUP BY calendar_year, fiscal_week, channel, region; the window partitions by three and orders by the fourth
+    predicates = {(e.source, e.target, e.subtypes) for e in gated.edges if e.type == "predicate"}
+    assert predicates == {
+        (f"rpt.v_sales_daily.{column}", "rpt.v_sales_weekly", ("GROUP_BY", "WINDOW"))
+        for column in ("calendar_year", "fiscal_week", "channel", "region")
+    }
+    assert ("rpt.v_sales_weekly", "rpt.v_sales_weekly.revenue_usd", "contains") in {
+        (e.source, e.target, e.type) for e in gated.edges
+    }

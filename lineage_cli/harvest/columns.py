@@ -29,8 +29,8 @@ second full walk we do not need.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from sqlglot import exp
 
@@ -61,9 +61,11 @@ STAR = "*"
 _SUBTYPE_NAMES = {int(s): s.name for s in Subtype}
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class ColumnEdge:
-    """One column-lineage edge: ``source`` column to ``target`` column (projection) or table (predicate)."""
+class ColumnEdge(NamedTuple):
+    """One column-lineage edge: ``source`` column to ``target`` column (projection) or table (predicate).
+
+    A tuple, not a dataclass: a harvest caches and unpickles tens of thousands of them.
+    """
 
     source: str
     target: str

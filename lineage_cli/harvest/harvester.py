@@ -1,20 +1,20 @@
-"""Harvest SQL files into a lineage ``Graph``.
+"""One script's lineage, and how statements become nodes and edges of the ``Graph``.
 
-Walks the given paths, reads each file's dialect (``--dialect`` or a ``-- dialect: NAME``
-comment at the top of the file), parses statement by statement and adds the lineage of
-each to the graph.  A statement that fails becomes an ``Issue`` with file and line; the
-harvest goes on with everything else.
+Reads a script's dialect (``--dialect`` or a ``-- dialect: NAME`` comment at the top of
+the file), parses statement by statement and analyses each at table level and, given a
+schema catalog, at column level.  A statement that fails becomes an ``Issue`` with file
+and line; the analysis goes on with everything else.  ``batch`` runs this over many files.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from sqlglot import exp
 
@@ -28,6 +28,23 @@ from lineage_cli.profiles import load_profile
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
 
+class WriteLike(Protocol):
+    target: str
+    sources: list[str]
+    is_view: bool
+
+
+class StatementLike(Protocol):
+    """A statement's lineage, with or without its syntax tree (``StatementLineage`` or a cached record)."""
+
+    line: int
+    type: str
+    columns: list[ColumnEdge]
+
+    @property
+    def writes(self) -> Sequence[WriteLike]: ...
+
+
 @dataclass(slots=True)
 class Harvest:
     graph: Graph = field(default_factory=Graph)
@@ -36,6 +53,7 @@ class Harvest:
     lineage_statements: int = 0
     issues: list[Issue] = field(default_factory=list)
     seconds: float = 0.0
+    cache_hits: int = 0
     statement_types: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -57,42 +75,27 @@ def sql_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def harvest(
-    paths: Iterable[str | os.PathLike[str]],
+def harvest_text(
+    sql: str,
+    file: str,
+    into: Harvest,
     dialect: str | None = None,
     default_schema: str | None = None,
-    on_file: Callable[[Path, Harvest], None] | None = None,
-) -> Harvest:
-    """Harvest every SQL file under ``paths`` into one graph."""
-    started = time.perf_counter()
-    result = Harvest()
-    for path in sql_files(paths):
-        harvest_file(path, result, dialect, default_schema)
-        if on_file is not None:
-            on_file(path, result)
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-def harvest_file(path: Path, into: Harvest, dialect: str | None, default_schema: str | None) -> None:
-    label = display_path(path)
-    into.files += 1
-    try:
-        sql = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        into.issues.append(Issue(label, 1, f"cannot read file: {error}"))
-        return
-    harvest_text(sql, label, into, dialect, default_schema)
-
-
-def harvest_text(
-    sql: str, file: str, into: Harvest, dialect: str | None = None, default_schema: str | None = None
+    catalog: SchemaCatalog | None = None,
 ) -> None:
     """Add the lineage of every statement in ``sql`` (from ``file``) to ``into``."""
-    script = analyze_script(sql, file, dialect, default_schema)
-    into.statements += script.statements
-    into.issues.extend(script.issues)
-    for statement in script.lineage:
+    script = analyze_script(sql, file, dialect, default_schema, catalog)
+    add_script(into, script.statements, script.issues, file, script.lineage)
+
+
+def add_script(
+    into: Harvest, statements: int, issues: list[Issue], file: str, lineage: Iterable[StatementLike]
+) -> None:
+    """Count one analysed script and add its statements to the harvest's graph."""
+    into.files += 1
+    into.statements += statements
+    into.issues.extend(issues)
+    for statement in lineage:
         add_statement(into.graph, file, statement.line, statement)
         into.lineage_statements += 1
         into.statement_types[statement.type] += 1
@@ -170,7 +173,7 @@ def _analyze_columns(
         script.issues.append(Issue(file, line, f"cannot analyse columns: {type(error).__name__}: {error}"))
 
 
-def add_statement(graph: Graph, file: str, line: int, lineage: StatementLineage) -> None:
+def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> None:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
     and the column edges into that target, each marked with the transformation."""
     for write in lineage.writes:

@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
+import yaml
+
 from lineage_cli import __version__
-from lineage_cli.harvest.harvester import Harvest, harvest, sql_files
+from lineage_cli.harvest.batch import FileOutcome, harvest
+from lineage_cli.harvest.harvester import Harvest, sql_files
+from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
 from lineage_cli.profiles import ProfileError, load_profile
 from lineage_cli.store.writer import write_store
+
+
+def load_variables(pairs: tuple[str, ...], files: tuple[str, ...]) -> dict[str, str]:
+    """Variables from ``--vars FILE.yaml`` files, then ``--var NAME=VALUE`` pairs (which win).
+
+    >>> load_variables(("etl_date=2024-01-31", "x=a=b"), ())
+    {'etl_date': '2024-01-31', 'x': 'a=b'}
+    """
+    variables: dict[str, str] = {}
+    for file in files:
+        data = yaml.safe_load(Path(file).read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{file}: expected a mapping of variable names to values")
+        variables.update({str(k): "" if v is None else str(v) for k, v in data.items()})
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--var expects NAME=VALUE, got {pair!r}")
+        variables[name.strip()] = value
+    return variables
 
 
 def run_harvest(
@@ -16,6 +41,13 @@ def run_harvest(
     dialect: str | None,
     default_schema: str | None,
     store: str,
+    *,
+    schema_file: str | None = None,
+    var_pairs: tuple[str, ...] = (),
+    var_files: tuple[str, ...] = (),
+    jobs: int | None = None,
+    use_cache: bool = True,
+    columns: bool = True,
     strict: bool = False,
     quiet: bool = False,
 ) -> int:
@@ -25,12 +57,25 @@ def run_harvest(
     try:
         profile = load_profile(dialect)
         files = sql_files(paths)
-    except (ProfileError, FileNotFoundError) as error:
-        console.print(f"[red]error:[/red] {error}")
+        schema = SchemaCatalog.from_file(schema_file) if schema_file else None
+        variables = load_variables(var_pairs, var_files)
+    except (ProfileError, FileNotFoundError, SchemaError, ValueError, OSError, yaml.YAMLError) as error:
+        console.print(f"[red]error:[/red] {error}", markup=True)
         return 2
-    result = _harvest_with_progress(paths, dialect, default_schema, len(files), quiet or not console.is_terminal)
+    options = {
+        "schema": schema,
+        "variables": variables,
+        "columns": columns,
+        "jobs": jobs or os.cpu_count() or 1,
+        "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
+    }
+    result = _harvest_with_progress(
+        paths, dialect, default_schema, options, len(files), quiet or not console.is_terminal
+    )
     for issue in result.issues:
-        console.print(str(issue), markup=False, style="red" if issue.level == "error" else "yellow")
+        if issue.level == "error" or not quiet:
+            style = "red" if issue.level == "error" else "yellow"
+            console.print(str(issue), markup=False, style=style, soft_wrap=True)
     meta = {
         "tool": f"lineage {__version__}",
         "dialect": profile.name,
@@ -44,33 +89,43 @@ def run_harvest(
 
 
 def _harvest_with_progress(
-    paths: tuple[str, ...], dialect: str | None, default_schema: str | None, total: int, quiet: bool
+    paths: tuple[str, ...], dialect: str | None, default_schema: str | None, options: dict, total: int, quiet: bool
 ) -> Harvest:
     if quiet:
-        return harvest(paths, dialect, default_schema)
+        return harvest(paths, dialect, default_schema, **options)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
         TextColumn("harvest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[statements]} statements, {task.fields[errors]} errors"),
+        TextColumn("{task.fields[statements]} statements ({task.fields[rate]}/s), {task.fields[errors]} errors"),
     )  # fmt: skip
-    with Progress(*columns, transient=True, console=None) as progress:
-        task = progress.add_task("harvest", total=total, statements=0, errors=0)
+    with Progress(*columns, transient=True) as progress:
+        task = progress.add_task("harvest", total=total, statements=0, rate=0, errors=0)
+        counts = {"statements": 0, "errors": 0}
 
-        def advance(_: Path, so_far: Harvest) -> None:
-            progress.update(task, advance=1, statements=so_far.statements, errors=len(so_far.errors))
+        def advance(outcome: FileOutcome) -> None:
+            counts["statements"] += outcome.statements
+            counts["errors"] += sum(1 for issue in outcome.issues if issue.level == "error")
+            elapsed = progress.tasks[task].elapsed or 0.0
+            rate = int(counts["statements"] / elapsed) if elapsed > 0 else 0
+            progress.update(task, advance=1, rate=rate, **counts)
 
-        return harvest(paths, dialect, default_schema, on_file=advance)
+        return harvest(paths, dialect, default_schema, on_file=advance, **options)
 
 
 def _summary(result: Harvest, path: Path, size: int) -> None:
     rate = result.statements / result.seconds if result.seconds else 0.0
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(result.statement_types.items()))
+    cached = f", {result.cache_hits} of {result.files} files from cache" if result.cache_hits else ""
     print(
         f"harvested {result.files} files, {result.statements} statements "
         f"({result.lineage_statements} with lineage{': ' + kinds if kinds else ''}) "
-        f"in {result.seconds:.2f}s ({rate:.0f} statements/s)"
+        f"in {result.seconds:.2f}s ({rate:.0f} statements/s{cached})"
     )
     graph = result.graph
-    print(f"{len(graph.kinds)} nodes, {len(graph.edges)} edges, {len(result.errors)} errors -> {path} ({size} bytes)")
+    warnings = len(result.issues) - len(result.errors)
+    print(
+        f"{len(graph.kinds)} nodes, {len(graph.edges)} edges, {len(result.errors)} errors, {warnings} warnings"
+        f" -> {path} ({size} bytes)"
+    )
     sys.stdout.flush()

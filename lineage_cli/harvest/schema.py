@@ -14,6 +14,7 @@ the lineage output.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -123,6 +124,43 @@ class SchemaCatalog:
 
     def __len__(self) -> int:
         return len(self.tables())
+
+    # -- snapshots, for harvesting in several processes ---------------------------------
+
+    def copy(self) -> SchemaCatalog:
+        twin = SchemaCatalog()
+        twin._layers = tuple(dict(layer) for layer in self._layers)
+        twin._partitions = dict(self._partitions)
+        return twin
+
+    def learned_since(self, before: SchemaCatalog) -> SchemaCatalog:
+        """The DDL and observed entries added or changed since the snapshot ``before``.
+
+        >>> catalog = SchemaCatalog.from_mapping({"s.t": ["a"]})
+        >>> before = catalog.copy()
+        >>> catalog.add("s.u", ["b"], _DDL)
+        >>> catalog.learned_since(before).tables()
+        ['s.u']
+        """
+        delta = SchemaCatalog()
+        for layer in (_DDL, _OBSERVED):
+            for table, columns in self._layers[layer].items():
+                if before._layers[layer].get(table) != columns:
+                    delta._layers[layer][table] = columns
+                    if table in self._partitions:
+                        delta._partitions[table] = self._partitions[table]
+        return delta
+
+    def absorb(self, other: SchemaCatalog) -> None:
+        """Add ``other``'s DDL and observed entries (the explicit layer stays this catalog's own)."""
+        for layer in (_DDL, _OBSERVED):
+            self._layers[layer].update(other._layers[layer])
+        self._partitions.update(other._partitions)
+
+    def fingerprint(self) -> str:
+        """A digest of everything the catalog knows: part of the harvest cache key."""
+        state = (self._layers, sorted(self._partitions.items()))
+        return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()
 
     # -- learning from the harvest ------------------------------------------------------
 

@@ -8,7 +8,7 @@ keeps the line of its first token, which becomes the statement's provenance.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -40,8 +40,16 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-def parse_script(sql: str, dialect: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[ParsedStatement]:
+def parse_script(
+    sql: str,
+    dialect: str,
+    limits: Limits = DEFAULT_LIMITS,
+    keep: Callable[[list[str]], bool] | None = None,
+) -> Iterator[ParsedStatement]:
     """Parse every statement of ``sql``; yield one ``ParsedStatement`` per statement.
+
+    ``keep``, when given, sees each statement's upper-cased token texts and decides whether
+    to parse it at all: a scan for DDL need not parse the DML around it.
 
     >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
     [1, 3]
@@ -58,7 +66,8 @@ def parse_script(sql: str, dialect: str, limits: Limits = DEFAULT_LIMITS) -> Ite
         yield from _parse_pieces_separately(sql, engine, limits)
         return
     for chunk in _split_tokens(tokens):
-        yield _parse_chunk(chunk, sql, engine, limits)
+        if keep is None or keep([token.text.upper() for token in chunk]):
+            yield _parse_chunk(chunk, sql, engine, limits)
 
 
 def _over_limits(chunk: list[Token], limits: Limits) -> str | None:

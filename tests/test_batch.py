@@ -1,0 +1,116 @@
+"""Harvesting many files: phases, the per-file cache, worker processes, column lineage in the store."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
+from lineage_cli.harvest.batch import harvest
+from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.model import EdgeType, Subtype
+from lineage_cli.store.reader import open_store
+from lineage_cli.walk.query import lineage
+from tests.conftest import WAREHOUSE, generate_warehouse
+
+
+def column_triples(graph) -> set[tuple[str, str, str, int]]:
+    return {
+        (s, t, k.label, f) for (s, t, k, _), f in graph.edges.items() if k in (EdgeType.PROJECTION, EdgeType.PREDICATE)
+    }
+
+
+def test_ddl_in_another_file_maps_a_positional_insert(tmp_path) -> None:
+    (tmp_path / "b_load.sql").write_text("INSERT INTO dwh.t SELECT s.a, s.b FROM stg.s s")
+    (tmp_path / "z_ddl.sql").write_text("CREATE TABLE dwh.t (id INT, amount DECIMAL(10, 2))")
+    result = harvest([tmp_path], dialect="hive")
+    assert {(s, t) for s, t, k, _ in column_triples(result.graph) if k == "projection"} == {
+        ("stg.s.a", "dwh.t.id"),
+        ("stg.s.b", "dwh.t.amount"),
+    }
+
+
+def test_a_view_defined_in_a_later_file_expands_a_star_once_known(tmp_path) -> None:
+    (tmp_path / "a_report.sql").write_text("CREATE VIEW rpt.r AS SELECT * FROM rpt.base")
+    (tmp_path / "b_base.sql").write_text("CREATE VIEW rpt.base AS SELECT o.id, o.total FROM stg.o o")
+    result = harvest([tmp_path], dialect="hive")
+    assert not [i for i in result.issues if i.level == "warning"]
+    assert {(s, t) for s, t, k, _ in column_triples(result.graph) if k == "projection"} == {
+        ("stg.o.id", "rpt.base.id"),
+        ("stg.o.total", "rpt.base.total"),
+        ("rpt.base.id", "rpt.r.id"),
+        ("rpt.base.total", "rpt.r.total"),
+    }
+
+
+def test_cached_and_parallel_harvests_equal_the_plain_one(tmp_path) -> None:
+    out = generate_warehouse(tmp_path / "wh", "--tables", "60", "--dialect", "spark", "--statements-per-file", "2")
+    schema = SchemaCatalog.from_file(out / "schema.json")
+    plain = harvest([out / "sql"], dialect="spark", schema=schema)
+    cache = tmp_path / "cache"
+    first = harvest([out / "sql"], dialect="spark", schema=schema, jobs=2, cache_dir=cache)
+    second = harvest([out / "sql"], dialect="spark", schema=schema, jobs=2, cache_dir=cache)
+    assert first.cache_hits == 0 and second.cache_hits == second.files
+    assert plain.graph.edges == first.graph.edges == second.graph.edges
+    assert plain.graph.kinds == second.graph.kinds
+
+
+def test_changing_one_file_reparses_that_file_only(tmp_path) -> None:
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.sql").write_text(f"INSERT INTO dwh.{name} SELECT s.x FROM stg.s s")
+    cache = tmp_path / "cache"
+    harvest([tmp_path], dialect="hive", cache_dir=cache)
+    (tmp_path / "b.sql").write_text("INSERT INTO dwh.b SELECT s.y FROM stg.s s")
+    again = harvest([tmp_path], dialect="hive", cache_dir=cache)
+    assert again.cache_hits == 2
+    assert ("stg.s.y", "dwh.b.y", "projection", Subtype.IDENTITY.bit) in column_triples(again.graph)
+
+
+def test_generated_warehouse_column_ground_truth_in_the_store(tmp_path) -> None:
+    out = generate_warehouse(tmp_path, "--tables", "80", "--dialect", "hive")
+    result = harvest([out / "sql"], dialect="hive", schema=SchemaCatalog.from_file(out / "schema.json"), jobs=2)
+    truth = json.loads((out / "ground_truth_columns.json").read_text())
+    order = ["IDENTITY", "TRANSFORMATION", "TRANSFORMATION_MASKING", "AGGREGATION", "AGGREGATION_MASKING"]
+    projection: dict[tuple[str, str], int] = {}
+    predicate = set()
+    for source, target, kind, flags in column_triples(result.graph):
+        names = [s.name for s in Subtype if flags & s.bit]
+        if kind == "projection":
+            best = max(order.index(n) for n in names)
+            projection[(source, target)] = max(projection.get((source, target), 0), best)
+        else:
+            predicate |= {(source, target, n) for n in names}
+    assert {(s, t, order[i]) for (s, t), i in projection.items()} == {tuple(x) for x in truth["projection"]}
+    assert predicate == {tuple(x) for x in truth["predicate"]}
+
+
+def test_cli_harvest_with_schema_vars_and_column_queries(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schema.yaml").write_text("stg.orders: [id, amount, status]\n")
+    (tmp_path / "load.sql").write_text(
+        "INSERT INTO ${hivevar:mart}.revenue SELECT o.id, SUM(o.amount) AS total FROM stg.orders o "
+        "WHERE o.status = '#wanted#' GROUP BY o.id"
+    )
+    runner = CliRunner()
+    outcome = runner.invoke(
+        cli, ["harvest", "load.sql", "--dialect", "hive", "--schema", "schema.yaml", "--var", "mart=mart",
+              "--var", "wanted=PAID", "-q"],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    store = open_store(".lineage/graph.lin")
+    up = lineage(store, "mart.revenue.total", "up", predicates=True)
+    assert {(e.source, e.target, e.type, e.subtypes) for e in up.edges} == {
+        ("stg.orders.amount", "mart.revenue.total", "projection", ("AGGREGATION",)),
+        ("stg.orders.status", "mart.revenue", "predicate", ("FILTER",)),
+        ("stg.orders.id", "mart.revenue", "predicate", ("GROUP_BY",)),
+        ("mart.revenue", "mart.revenue.total", "contains", ()),
+    }
+    assert runner.invoke(cli, ["harvest", "load.sql", "--vars", "missing.yaml"]).exit_code == 2
+
+
+def test_warehouse_fixture_harvest_reports_the_unexpandable_star_as_a_warning() -> None:
+    result = harvest([WAREHOUSE])
+    warnings = [i for i in result.issues if i.level == "warning"]
+    assert [(i.file.rsplit("/", 1)[-1], i.line) for i in warnings] == [("ods_customer.sql", 10)]
+    assert result.errors == []
