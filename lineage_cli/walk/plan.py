@@ -1,0 +1,326 @@
+"""Walkplans: declarative rules for what a lineage query follows, collects and shows.
+
+A plan holds one rule per edge type it uses: the direction to follow it in (``forward``
+is the query's own direction — downstream for ``down``, upstream for ``up`` —
+``backward`` the other way, or ``both``), whether to follow it at all, whether to
+collect the node it reaches and the edge itself, conditions on the node and the edge
+(kind, LIKE pattern on the name, schema, subtype, depth), and ``when_arg``, which makes
+the rule active only when the query passes ``--arg NAME``.  Plans are YAML, or XML in
+the ``<lineageServerPlan>`` form; both load into ``WalkPlan``.  Conditions are data,
+never code.  Errors name the file and the line.
+"""
+
+from __future__ import annotations
+
+import xml.sax
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lineage_cli.model import EdgeType, NodeKind, Subtype
+
+BUILTIN_DIR = Path(__file__).resolve().parent / "plans"
+DIRECTIONS = ("forward", "backward", "both")
+EDGE_NAMES = {t.label: t for t in EdgeType}
+NODE_KINDS = {k.label for k in NodeKind}
+SUBTYPES = set(Subtype.__members__)
+_RULE_KEYS = {"edge", "direction", "follow", "collect_node", "collect_edge", "when_arg", "conditions"}
+_CONDITION_KEYS = {"node_kind", "name_like", "schema", "subtype", "max_depth"}
+
+
+class PlanError(ValueError):
+    """A walkplan file is malformed: the message names the file, the line and what was expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Conditions:
+    node_kinds: frozenset[str] = frozenset()  # empty: any
+    name_like: str | None = None
+    schemas: frozenset[str] = frozenset()
+    subtypes: frozenset[str] = frozenset()
+    max_depth: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRule:
+    """How a walk treats one edge type.
+
+    ``conditions`` decide whether the edge is traversed at all (checked on the edge and on
+    the node it reaches); ``follow`` whether the walk goes on from that node; ``collect_node``
+    whether the node shows in the answer — ``True``, ``False`` or a set of node kinds
+    (a node not shown is folded: the edges through it are contracted); ``collect_edge``
+    whether the edge shows.
+    """
+
+    edge: EdgeType
+    direction: str = "forward"
+    follow: bool = True
+    collect_node: bool | frozenset[str] = True
+    collect_edge: bool = True
+    when_arg: str | None = None
+    conditions: Conditions = field(default_factory=Conditions)
+
+    def collects(self, kind: str) -> bool:
+        return self.collect_node if isinstance(self.collect_node, bool) else kind in self.collect_node
+
+
+@dataclass(frozen=True, slots=True)
+class WalkPlan:
+    name: str
+    description: str
+    rules: tuple[EdgeRule, ...]
+    origin: str = "<builtin>"
+
+    def active(self, args: frozenset[str] = frozenset()) -> tuple[EdgeRule, ...]:
+        """The rules in force for a query given its ``--arg`` names."""
+        return tuple(r for r in self.rules if r.when_arg is None or r.when_arg in args)
+
+
+def builtin_plans() -> dict[str, WalkPlan]:
+    return {p.stem: load_plan(p) for p in sorted(BUILTIN_DIR.glob("*.yaml"))}
+
+
+def resolve_plan(name_or_file: str) -> WalkPlan:
+    """A built-in plan by name, or a plan file (YAML or XML) by path."""
+    path = Path(name_or_file)
+    if path.suffix.lower() in (".yaml", ".yml", ".xml") and path.is_file():
+        return load_plan(path)
+    plans = builtin_plans()
+    if name_or_file in plans:
+        return plans[name_or_file]
+    raise PlanError(f"no walkplan {name_or_file!r}: built-in plans are {', '.join(plans)}, or give a .yaml/.xml file")
+
+
+def load_plan(path: Path) -> WalkPlan:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise PlanError(f"{path}: cannot read: {error.strerror}") from None
+    if path.suffix.lower() == ".xml":
+        return _from_xml(text, str(path))
+    return _from_yaml(text, str(path))
+
+
+# -- YAML --------------------------------------------------------------------------------------------
+
+
+def _from_yaml(text: str, origin: str) -> WalkPlan:
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as error:
+        # the context mark is where the broken construct began, more useful than end-of-stream
+        mark = getattr(error, "context_mark", None) or getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise PlanError(f"{origin}:{line}: not valid YAML: {getattr(error, 'problem', error)}") from None
+    if not isinstance(root, yaml.MappingNode):
+        raise PlanError(f"{origin}:1: expected a mapping with name, description and edges")
+    top = _mapping(root, origin)
+    edges = top.get("edges")
+    if edges is None or not isinstance(edges[1], yaml.SequenceNode):
+        raise PlanError(f"{origin}:{_line(edges[1] if edges else root)}: expected `edges:`, a list of rules")
+    rules = tuple(_rule(_mapping(item, origin), origin, _line(item)) for item in edges[1].value)
+    return WalkPlan(
+        name=_scalar(top, "name", origin, default=Path(origin).stem),
+        description=_scalar(top, "description", origin, default=""),
+        rules=rules,
+        origin=origin,
+    )
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _mapping(node: yaml.Node, origin: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    if not isinstance(node, yaml.MappingNode):
+        raise PlanError(f"{origin}:{_line(node)}: expected a mapping")
+    return {key.value: (key, value) for key, value in node.value}
+
+
+def _scalar(mapping: dict[str, tuple[yaml.Node, yaml.Node]], key: str, origin: str, default: Any = None) -> Any:
+    if key not in mapping:
+        return default
+    node = mapping[key][1]
+    if not isinstance(node, yaml.ScalarNode):
+        raise PlanError(f"{origin}:{_line(node)}: expected a single value for `{key}`")
+    return yaml.safe_load(yaml.serialize(node))
+
+
+def _rule(mapping: dict[str, tuple[yaml.Node, yaml.Node]], origin: str, line: int) -> EdgeRule:
+    for key, (key_node, _) in mapping.items():
+        if key not in _RULE_KEYS:
+            raise PlanError(f"{origin}:{_line(key_node)}: unknown rule field `{key}`; expected {_listing(_RULE_KEYS)}")
+    raw = {key: _value(node) for key, (_, node) in mapping.items()}
+    lines = {key: _line(node) for key, (_, node) in mapping.items()}
+    conditions = mapping.get("conditions")
+    if conditions is not None and isinstance(conditions[1], yaml.MappingNode):
+        lines.update({f"conditions.{key.value}": _line(key) for key, _ in conditions[1].value})
+    return build_rule(raw, origin, lambda key: lines.get(key, lines.get(key.split(".")[0], line)))
+
+
+def _value(node: yaml.Node) -> Any:
+    return yaml.safe_load(yaml.serialize(node))
+
+
+# -- XML -------------------------------------------------------------------------------------------
+
+
+class _XmlHandler(xml.sax.ContentHandler):
+    """Builds (tag, attributes, line, children) tuples: ElementTree does not keep line numbers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, dict[str, str], int, list]] = [("#document", {}, 1, [])]
+        self.locator: Any = None
+
+    def setDocumentLocator(self, locator: Any) -> None:  # noqa: N802 - SAX API
+        self.locator = locator
+
+    def startElement(self, name: str, attrs: Any) -> None:  # noqa: N802 - SAX API
+        line = self.locator.getLineNumber() if self.locator else 1
+        element = (name, dict(attrs), line, [])
+        self.stack[-1][3].append(element)
+        self.stack.append(element)
+
+    def endElement(self, name: str) -> None:  # noqa: N802 - SAX API
+        self.stack.pop()
+
+
+def _from_xml(text: str, origin: str) -> WalkPlan:
+    handler = _XmlHandler()
+    try:
+        xml.sax.parseString(text.encode("utf-8"), handler)
+    except xml.sax.SAXParseException as error:
+        raise PlanError(f"{origin}:{error.getLineNumber()}: not well-formed XML: {error.getMessage()}") from None
+    root = handler.stack[0][3][0]
+    name, attributes, line, children = root
+    if name != "lineageServerPlan":
+        raise PlanError(f"{origin}:{line}: expected a <lineageServerPlan> root element, got <{name}>")
+    rules = []
+    for child in children:
+        if child[0] != "useEdge":
+            raise PlanError(f"{origin}:{child[2]}: unexpected <{child[0]}>; expected <useEdge>")
+        rules.append(_xml_rule(child, origin))
+    return WalkPlan(attributes.get("name", Path(origin).stem), attributes.get("description", ""), tuple(rules), origin)
+
+
+_XML_RULE_ATTRIBUTES = {
+    "name": "edge",
+    "direction": "direction",
+    "follow": "follow",
+    "collectNode": "collect_node",
+    "collectEdge": "collect_edge",
+    "conditionalOnArg": "when_arg",
+}
+_XML_CONDITION_ATTRIBUTES = {
+    "nodeKind": "node_kind",
+    "nameLike": "name_like",
+    "schema": "schema",
+    "subtype": "subtype",
+    "maxDepth": "max_depth",
+}
+
+
+def _xml_rule(element: tuple, origin: str) -> EdgeRule:
+    _, attributes, line, children = element
+    raw: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if key not in _XML_RULE_ATTRIBUTES:
+            raise PlanError(f"{origin}:{line}: unknown attribute {key}=; expected {_listing(_XML_RULE_ATTRIBUTES)}")
+        raw[_XML_RULE_ATTRIBUTES[key]] = _xml_value(value)
+    conditions: dict[str, Any] = {}
+    for child in children:
+        child_name, child_attributes, child_line, _ = child
+        if child_name != "condition":
+            raise PlanError(f"{origin}:{child_line}: unexpected <{child_name}>; expected <condition>")
+        for key, value in child_attributes.items():
+            if key not in _XML_CONDITION_ATTRIBUTES:
+                expected = _listing(_XML_CONDITION_ATTRIBUTES)
+                raise PlanError(f"{origin}:{child_line}: unknown condition {key}=; expected {expected}")
+            field_name = _XML_CONDITION_ATTRIBUTES[key]
+            conditions[field_name] = value.split(",") if field_name in ("node_kind", "schema", "subtype") else value
+    if conditions:
+        raw["conditions"] = conditions
+    return build_rule(raw, origin, lambda key: line)
+
+
+def _xml_value(value: str) -> Any:
+    return {"true": True, "false": False}.get(value.strip().lower(), value)
+
+
+# -- validation, shared by both forms ---------------------------------------------------------------
+
+
+def build_rule(raw: dict[str, Any], origin: str, line_of: Any) -> EdgeRule:
+    def fail(key: str, expected: str) -> PlanError:
+        return PlanError(f"{origin}:{line_of(key)}: `{key}`: expected {expected}, got {raw.get(key)!r}")
+
+    edge = EDGE_NAMES.get(str(raw.get("edge", "")).strip().lower())
+    if edge is None:
+        raise fail("edge", f"one of {_listing(EDGE_NAMES)}")
+    direction = raw.get("direction", "forward")
+    if direction not in DIRECTIONS:
+        raise fail("direction", "forward, backward or both")
+    flags: dict[str, Any] = {}
+    for key in ("follow", "collect_edge"):
+        value = raw.get(key, True)
+        if not isinstance(value, bool):
+            raise fail(key, "true or false")
+        flags[key] = value
+    collect = raw.get("collect_node", True)
+    if isinstance(collect, str) and not isinstance(raw.get("collect_node"), bool):
+        collect = [part for part in collect.split(",") if part]
+    if not isinstance(collect, bool):
+        kinds = frozenset(str(k).strip().lower() for k in _as_list(collect))
+        if not kinds or kinds - NODE_KINDS:
+            raise fail("collect_node", f"true, false or a list of node kinds ({_listing(NODE_KINDS)})")
+        collect = kinds
+    flags["collect_node"] = collect
+    when_arg = raw.get("when_arg")
+    if when_arg is not None and not isinstance(when_arg, str):
+        raise fail("when_arg", "an argument name")
+    conditions = _conditions(raw.get("conditions") or {}, origin, line_of)
+    return EdgeRule(edge, direction, when_arg=when_arg, conditions=conditions, **flags)
+
+
+def _conditions(raw: Any, origin: str, line_of: Any) -> Conditions:
+    if not isinstance(raw, dict):
+        raise PlanError(
+            f"{origin}:{line_of('conditions')}: `conditions`: expected a mapping of {_listing(_CONDITION_KEYS)}"
+        )
+    for key in raw:
+        if key not in _CONDITION_KEYS:
+            where = f"{origin}:{line_of(f'conditions.{key}')}"
+            raise PlanError(f"{where}: unknown condition `{key}`; expected {_listing(_CONDITION_KEYS)}")
+    at = lambda key: f"{origin}:{line_of(f'conditions.{key}')}"  # noqa: E731
+    kinds = _names(raw.get("node_kind"), NODE_KINDS, "node_kind", at("node_kind"), str.lower)
+    subtypes = _names(raw.get("subtype"), SUBTYPES, "subtype", at("subtype"), str.upper)
+    schemas = frozenset(str(s).lower() for s in _as_list(raw.get("schema")))
+    depth = raw.get("max_depth")
+    if depth is not None:
+        try:
+            depth = int(depth)
+        except (TypeError, ValueError):
+            raise PlanError(f"{at('max_depth')}: `max_depth`: expected a whole number, got {depth!r}") from None
+    pattern = raw.get("name_like")
+    return Conditions(kinds, str(pattern).lower() if pattern is not None else None, schemas, subtypes, depth)
+
+
+def _names(value: Any, allowed: set[str], key: str, where: str, fold: Any) -> frozenset[str]:
+    names = frozenset(fold(str(v).strip()) for v in _as_list(value))
+    wrong = names - allowed
+    if wrong:
+        raise PlanError(f"{where}: `{key}`: {sorted(wrong)[0]!r} is not one of {_listing(allowed)}")
+    return names
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _listing(names: Any) -> str:
+    return ", ".join(sorted(names))

@@ -1,0 +1,116 @@
+"""Walkplans: loading from YAML and XML into one model, and errors that name file and line."""
+
+from __future__ import annotations
+
+import pytest
+
+from lineage_cli.model import EdgeType
+from lineage_cli.walk.plan import PlanError, builtin_plans, load_plan, resolve_plan
+
+YAML_PLAN = """\
+name: filtered
+description: values, and joins only when asked
+edges:
+  - edge: projection
+    direction: forward
+  - edge: predicate
+    direction: both
+    collect_edge: false
+    when_arg: joins
+    conditions:
+      subtype: [JOIN]
+      schema: [dwh, mart]
+      max_depth: 3
+  - edge: read
+    collect_node: [table, view]
+    follow: false
+    conditions:
+      node_kind: [transformation]
+      name_like: "etl/%"
+"""
+
+XML_PLAN = """\
+<?xml version="1.0"?>
+<lineageServerPlan name="filtered" description="values, and joins only when asked">
+  <useEdge name="projection" direction="forward"/>
+  <useEdge name="predicate" direction="both" collectEdge="false" conditionalOnArg="joins">
+    <condition subtype="JOIN" schema="dwh,mart" maxDepth="3"/>
+  </useEdge>
+  <useEdge name="read" collectNode="table,view" follow="false">
+    <condition nodeKind="transformation" nameLike="etl/%"/>
+  </useEdge>
+</lineageServerPlan>
+"""
+
+
+def write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_yaml_and_xml_forms_load_into_the_same_plan(tmp_path) -> None:
+    from_yaml = load_plan(write(tmp_path, "p.yaml", YAML_PLAN))
+    from_xml = load_plan(write(tmp_path, "p.xml", XML_PLAN))
+    assert from_yaml.rules == from_xml.rules
+    assert (from_yaml.name, from_yaml.description) == (from_xml.name, from_xml.description)
+    predicate = from_yaml.rules[1]
+    assert predicate.edge is EdgeType.PREDICATE and predicate.direction == "both"
+    assert predicate.conditions.subtypes == {"JOIN"} and predicate.conditions.schemas == {"dwh", "mart"}
+    assert predicate.conditions.max_depth == 3 and predicate.collect_edge is False
+    assert from_yaml.rules[2].collects("view") and not from_yaml.rules[2].collects("transformation")
+
+
+def test_when_arg_rules_are_active_only_with_their_argument(tmp_path) -> None:
+    plan = load_plan(write(tmp_path, "p.yaml", YAML_PLAN))
+    assert [r.edge for r in plan.active()] == [EdgeType.PROJECTION, EdgeType.READ]
+    assert [r.edge for r in plan.active(frozenset({"joins"}))] == [
+        EdgeType.PROJECTION,
+        EdgeType.PREDICATE,
+        EdgeType.READ,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("name: x\nedges:\n  - edge: teleport\n", 3, "`edge`: expected one of"),
+        ("name: x\nedges:\n  - edge: read\n    direction: sideways\n", 4, "forward, backward or both"),
+        ("name: x\nedges:\n  - edge: read\n    follow: maybe\n", 4, "true or false"),
+        ("name: x\nedges:\n  - edge: read\n    colour: red\n", 4, "unknown rule field `colour`"),
+        ("name: x\nedges:\n  - edge: read\n    conditions:\n      node_kind: [planet]\n", 5, "'planet' is not one of"),
+        (
+            "name: x\nedges:\n  - edge: read\n    conditions:\n      schema: [a]\n      depth: 2\n",
+            6,
+            "unknown condition",
+        ),
+        ("name: x\nedges: nope\n", 2, "a list of rules"),
+        ("name: x\nedges:\n  - edge: [read\n", 3, "not valid YAML"),
+    ],
+)
+def test_bad_yaml_plans_are_reported_with_file_line_and_expectation(tmp_path, text, line, words) -> None:
+    path = write(tmp_path, "bad.yaml", text)
+    with pytest.raises(PlanError) as caught:
+        load_plan(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:{line}:") and words in message
+
+
+def test_bad_xml_plans_are_reported_with_file_and_line(tmp_path) -> None:
+    path = write(
+        tmp_path, "bad.xml", '<lineageServerPlan>\n  <useEdge name="read"\n   weight="2"/>\n</lineageServerPlan>\n'
+    )
+    with pytest.raises(PlanError, match=rf"^{path}:\d: unknown attribute weight="):
+        load_plan(path)
+    path = write(tmp_path, "root.xml", "<plan/>")
+    with pytest.raises(PlanError, match="expected a <lineageServerPlan> root element"):
+        load_plan(path)
+
+
+def test_builtin_plans_load_and_resolve_by_name() -> None:
+    plans = builtin_plans()
+    assert {"tables", "columns", "columns-with-predicates", "impact", "transformations", "workflows"} <= set(plans)
+    assert all(plan.description for plan in plans.values())
+    assert resolve_plan("impact").name == "impact"
+    with pytest.raises(PlanError, match="built-in plans are"):
+        resolve_plan("nonesuch")
