@@ -61,7 +61,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--dialect", help="sqlglot dialect of the SQL (a file's `-- dialect: NAME` line wins).")
 @click.option("--default-schema", help="Schema for unqualified table names (`USE db` in a file wins).")
 @click.option(
@@ -75,14 +75,26 @@ def cli() -> None:
     "var_pairs",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Template variable for ${NAME}, ${hivevar:NAME}, #NAME#, {{ NAME }} (repeatable).",
+    help="Template variable for ${NAME}, ${hivevar:NAME}, #NAME#, {{ NAME }} and Jinja (repeatable).",
 )
 @click.option(
     "--vars",
     "var_files",
     multiple=True,
     type=click.Path(exists=True, dir_okay=False),
-    help="YAML file of template variables (repeatable; --var wins).",
+    help="YAML file of template variables, and of placeholder defaults under `defaults:` (repeatable; --var wins).",
+)
+@click.option(
+    "--manifest",
+    "manifest_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Flow manifest (YAML or CSV): workflow, module, sql_file or sql, targets, declared sources, rows, frequency.",
+)
+@click.option(
+    "--dbt",
+    "dbt_path",
+    type=click.Path(exists=True),
+    help="dbt project (or its target/manifest.json): compiled models, sources and seeds.",
 )
 @store_option
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
@@ -97,6 +109,8 @@ def harvest(
     schema_file: str | None,
     var_pairs: tuple[str, ...],
     var_files: tuple[str, ...],
+    manifest_file: str | None,
+    dbt_path: str | None,
     store: str,
     jobs: int | None,
     no_cache: bool,
@@ -110,13 +124,22 @@ def harvest(
     fail to parse are reported as file:line and the rest is harvested.  Unchanged files
     are read from a cache beside the store; files are parsed in parallel.
 
+    --manifest adds a scheduler's flow: its SQL files (PATHS are then optional), the
+    workflow and module of each step, and declared lineage for steps without SQL.
+    --dbt adds a dbt project's models, sources and seeds.  Templates are rendered first
+    (Jinja, ${hivevar:x}, #x#); a placeholder without a value stays in the table name.
+
     \b
     Example:
       lineage harvest warehouse/sql --dialect hive --schema schema.json
       lineage harvest etl/ --var etl_date=2024-01-31 --default-schema dwh
+      lineage harvest --manifest flows/manifest.yaml --vars flows/vars.yaml
+      lineage harvest --dbt jaffle_shop/
     """
     from lineage_cli.harvest.run import run_harvest
 
+    if not (paths or manifest_file or dbt_path):
+        raise click.UsageError("give PATHS, --manifest or --dbt")
     code = run_harvest(
         paths,
         dialect,
@@ -125,6 +148,8 @@ def harvest(
         schema_file=schema_file,
         var_pairs=var_pairs,
         var_files=var_files,
+        manifest_file=manifest_file,
+        dbt_path=dbt_path,
         jobs=jobs,
         use_cache=not no_cache,
         columns=not tables_only,

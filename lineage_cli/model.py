@@ -20,6 +20,7 @@ class NodeKind(IntEnum):
     TRANSFORMATION = 4
     MODULE = 5
     WORKFLOW = 6
+    PARAMETERIZED = 7  # a dataset whose name keeps a template placeholder no value was given for
 
     @property
     def label(self) -> str:
@@ -27,7 +28,7 @@ class NodeKind(IntEnum):
 
     @property
     def is_dataset(self) -> bool:
-        return self in (NodeKind.TABLE, NodeKind.VIEW)
+        return self in (NodeKind.TABLE, NodeKind.VIEW, NodeKind.PARAMETERIZED)
 
 
 class EdgeType(IntEnum):
@@ -36,7 +37,9 @@ class EdgeType(IntEnum):
     READ and WRITE form the table flow ``dataset -> transformation -> dataset``; FLOW is a
     direct ``dataset -> dataset`` edge from imported lineage; CONTAINS links a table to its
     columns; PROJECTION and PREDICATE are column lineage (``column -> column`` and
-    ``column -> table``).
+    ``column -> table``).  MEMBER links a transformation to its module and a module to its
+    workflow (flow manifests); DEFAULT links a parameterized dataset (or column) to the real one
+    its placeholder's default value names.
     """
 
     READ = 1
@@ -46,6 +49,8 @@ class EdgeType(IntEnum):
     PREDICATE = 5
     FLOW = 6  # dataset -> dataset with no statement in between (imported lineage)
     COLUMN_WRITE = 7  # transformation -> each column it writes: ties predicates to the columns they gate
+    MEMBER = 8  # transformation -> module -> workflow: rolls lineage up to a flow's steps
+    DEFAULT = 9  # parameterized node -> the real node its placeholder's default points to
 
     @property
     def label(self) -> str:
@@ -57,7 +62,10 @@ class EdgeType(IntEnum):
 
 
 class Subtype(IntEnum):
-    """Column-edge subtypes as bit positions, so several subtypes of one pair fold into one edge."""
+    """Edge flags as bit positions, so several subtypes of one pair fold into one edge.
+
+    Stored above the 4 type bits of a 16-bit attribute (``store/layout.py``): 12 bits, 0 to 11.
+    """
 
     IDENTITY = 0
     TRANSFORMATION = 1
@@ -70,6 +78,7 @@ class Subtype(IntEnum):
     SORT = 8
     WINDOW = 9
     CONDITIONAL = 10
+    DECLARED = 11  # a READ / WRITE a flow manifest or a dbt manifest declared, not parsed from SQL
 
     @property
     def bit(self) -> int:

@@ -17,6 +17,7 @@ from lineage_cli.emit import style
 from lineage_cli.emit.formats import FORMATS, emit, format_from_path
 from lineage_cli.emit.tgf import flatten
 from lineage_cli.emit.tree import SEE_ABOVE, tree_text
+from lineage_cli.model import NodeKind
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,7 +165,8 @@ def test_dangling_edge_is_refused(fmt: str) -> None:
 
 def test_palette_is_distinct_per_kind() -> None:
     fills = [kind_style.fill for kind_style in style.KIND_STYLES.values()]
-    assert len(set(fills)) == len(fills) == 6
+    assert len(set(fills)) == len(fills) == len(NodeKind)
+    assert set(style.KIND_STYLES) == {kind.label for kind in NodeKind}
 
 
 # --------------------------------------------------------------------- JSON

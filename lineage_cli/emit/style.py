@@ -26,6 +26,8 @@ KIND_STYLES: dict[str, KindStyle] = {
     "transformation": KindStyle("#F4A261", "hexagon", "hexagon", "filled"),
     "module": KindStyle("#CDB4DB", "octagon", "octagon", "filled"),
     "workflow": KindStyle("#FFC8DD", "parallelogram", "parallelogram", "filled"),
+    # A table named by a template placeholder: a paler table blue, dashed: where it points depends on the run.
+    "parameterized": KindStyle("#D4ECF7", "rectangle", "box", "dashed,filled"),
 }
 # A kind this module does not know yet still gets drawn, in neutral grey.
 UNKNOWN_KIND_STYLE = KindStyle("#E0E0E0", "rectangle", "box", "filled")

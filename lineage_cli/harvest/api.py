@@ -1,7 +1,7 @@
 """``parse_sql``: the lineage of a SQL text as the JSON structure ``lineage parse`` prints.
 
 The one code path behind the CLI's ``parse`` command and the Python API: template
-substitution, the script analysis shared with ``harvest`` (table and column level), and
+rendering, the script analysis shared with ``harvest`` (table and column level), and
 a deterministic rendering (statements in script order, edges sorted).
 """
 
@@ -11,10 +11,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from lineage_cli.harvest.harvester import analyze_script
+from lineage_cli.harvest.harvester import analyze_template
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.statements import StatementLineage
-from lineage_cli.harvest.templates import substitute
 from lineage_cli.model import Issue
 
 
@@ -33,7 +32,9 @@ def parse_sql(
     or the path of a YAML / JSON schema file; a catalog passed in also learns the tables ``sql``
     creates.  Returns ``{"statements": [...], "errors": [...], "warnings": [...]}``: ``errors`` are
     statements that could not be read, ``warnings`` columns that could not be resolved (their
-    edges use ``?.column``) and stars that could not be expanded.
+    edges use ``?.column``), stars that could not be expanded and unknown Jinja macros.
+    ``variables`` fill Jinja and the scheduler placeholders; a placeholder without a value stays
+    in the names it is part of.
 
     >>> result = parse_sql("INSERT INTO mart.t (total) SELECT SUM(o.amount) FROM ods.orders o WHERE o.ok")
     >>> [(s["type"], s["targets"], s["sources"]) for s in result["statements"]]
@@ -44,7 +45,7 @@ def parse_sql(
     ods.orders.ok mart.t predicate FILTER
     """
     catalog = _catalog(schema)
-    script = analyze_script(substitute(sql, variables), file, dialect, default_schema, catalog=catalog)
+    script = analyze_template(sql, file, dialect, default_schema, catalog=catalog, variables=variables)
     return {
         "statements": [_statement(file, lineage) for lineage in script.lineage],
         "errors": _issues(script.issues, "error"),

@@ -1,17 +1,20 @@
-"""Harvest many files: in a process pool, with a per-file cache, in three phases.
+"""Harvest many units of SQL: in a process pool, with a per-unit cache, in three phases.
 
-sqlglot is bound to one core by the GIL, so files are analysed in worker processes.
-Column lineage needs table schemas that other files may declare, so the work runs in
-phases whose results do not depend on the number of workers:
+The units come from ``plan.py``: SQL files under PATHs, a flow manifest's entries, a dbt
+project's models.  sqlglot is bound to one core by the GIL, so units are analysed in worker
+processes.  Column lineage needs table schemas that other files may declare, so the work runs
+in phases whose results do not depend on the number of workers:
 
-0. every file that holds ``CREATE TABLE`` DDL is scanned for it (the DDL layer);
-1. every file is analysed with the explicit schema plus that DDL;
-2. files that left columns unresolved are analysed again once the outputs of every
+0. every unit that holds ``CREATE TABLE`` DDL is scanned for it (the DDL layer);
+1. every unit is analysed with the explicit schema plus that DDL;
+2. units that left columns unresolved are analysed again once the outputs of every
    CTAS / view of the harvest are known.
 
-Each phase's result for a file is cached under a key of everything it depends on (file
-content, options, the schema it saw, the tool version), so re-harvesting an unchanged
-warehouse reads pickles instead of parsing, and changing one file re-parses that file.
+Each phase's result for a unit is cached under a key of everything it depends on (its text,
+its options -- variables, defaults, dialect --, the schema it saw, the tool version), so
+re-harvesting an unchanged warehouse reads pickles instead of parsing, and changing one file
+re-parses that file.  The graph is then assembled in unit order, in this process: statements,
+then what the manifest says about each step (``flows.py``), dbt's datasets, DEFAULT links.
 """
 
 from __future__ import annotations
@@ -22,35 +25,32 @@ import pickle
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lineage_cli import __version__
 from lineage_cli.harvest.columns import ColumnEdge
-from lineage_cli.harvest.harvester import Harvest, add_script, analyze_script, display_path, file_dialect, sql_files
+from lineage_cli.harvest.dbt import DbtProject
+from lineage_cli.harvest.flows import apply_step
+from lineage_cli.harvest.harvester import (
+    Harvest,
+    add_dataset,
+    add_script,
+    analyze_template,
+    file_dialect,
+    link_defaults,
+)
+from lineage_cli.harvest.manifest import Manifest
+from lineage_cli.harvest.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.split import parse_script
 from lineage_cli.harvest.statements import Context
-from lineage_cli.harvest.templates import substitute
+from lineage_cli.harvest.templates import render
 from lineage_cli.model import Issue
 from lineage_cli.profiles import load_profile
 
 _DDL_HINT = re.compile(rb"\bcreate\s+(?:or\s+replace\s+)?(?:\w+\s+){0,3}?table\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class HarvestOptions:
-    """Everything besides the SQL text and the schema that changes a file's lineage."""
-
-    dialect: str | None = None
-    default_schema: str | None = None
-    variables: tuple[tuple[str, str], ...] = ()
-    columns: bool = True
-
-    def fingerprint(self) -> str:
-        return repr((self.dialect, self.default_schema, self.variables, self.columns, __version__))
 
 
 @dataclass(slots=True)
@@ -77,6 +77,7 @@ class FileOutcome:
     issues: list[Issue] = field(default_factory=list)
     lineage: list[StatementRecord] = field(default_factory=list)
     learned: SchemaCatalog | None = None  # what the file taught the catalog (DDL, CTAS/view outputs)
+    defaults: dict[str, str] = field(default_factory=dict)  # parameterized dataset -> the real one it defaults to
 
     @property
     def unresolved(self) -> bool:
@@ -85,9 +86,7 @@ class FileOutcome:
 
 @dataclass(frozen=True, slots=True)
 class _Task:
-    path: str
-    display: str
-    options: HarvestOptions
+    unit: Unit
     ddl_only: bool = False
 
 
@@ -140,62 +139,82 @@ class FileCache:
 
 
 def harvest(
-    paths: Iterable[str | os.PathLike[str]],
+    paths: Iterable[str | os.PathLike[str]] = (),
     dialect: str | None = None,
     default_schema: str | None = None,
     *,
     schema: SchemaCatalog | None = None,
-    variables: dict[str, str] | None = None,
+    variables: Mapping[str, str] | None = None,
+    defaults: Mapping[str, str] | None = None,
     columns: bool = True,
     jobs: int = 1,
     cache_dir: Path | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
+    manifest: Manifest | None = None,
+    dbt: DbtProject | None = None,
 ) -> Harvest:
-    """Harvest every SQL file under ``paths`` into one graph (files in path order)."""
+    """Harvest every SQL file under ``paths``, a flow ``manifest``'s steps and a ``dbt`` project into one graph."""
+    options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
+    plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
+    return harvest_plan(plan, jobs=jobs, cache_dir=cache_dir, on_file=on_file)
+
+
+def harvest_plan(
+    plan: Plan,
+    *,
+    jobs: int = 1,
+    cache_dir: Path | None = None,
+    on_file: Callable[[FileOutcome], None] | None = None,
+) -> Harvest:
+    """Analyse a plan's units and assemble the graph, in unit order whatever the number of ``jobs``."""
     started = time.perf_counter()
-    options = HarvestOptions(dialect, default_schema, tuple(sorted((variables or {}).items())), columns)
     cache = FileCache(cache_dir)
-    outcomes = harvest_files(sql_files(paths), options, schema, jobs, cache, on_file)
-    result = Harvest()
-    for outcome in outcomes:
-        add_script(result, outcome.statements, outcome.issues, outcome.file, outcome.lineage)
+    outcomes = harvest_units(plan.units, plan.schema, jobs, cache, on_file)
+    result = Harvest(issues=list(plan.issues))
+    for unit, outcome in zip(plan.units, outcomes, strict=True):
+        made = add_script(result, outcome.statements, outcome.issues, outcome.file, outcome.lineage)
+        result.defaults.update(outcome.defaults)
+        if unit.step is not None:
+            apply_step(result, unit.step, made, [statement.writes for statement in outcome.lineage])
+    for step in plan.bare_steps:
+        apply_step(result, step, [], None)
+    for name in plan.datasets:
+        add_dataset(result.graph, name)
+    link_defaults(result.graph, result.defaults)
     cache.prune()
     result.cache_hits = cache.hits
     result.seconds = time.perf_counter() - started
     return result
 
 
-def harvest_files(
-    files: list[Path],
-    options: HarvestOptions,
+def harvest_units(
+    units: list[Unit],
     explicit: SchemaCatalog | None = None,
     jobs: int = 1,
     cache: FileCache | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
 ) -> list[FileOutcome]:
-    """Analyse ``files``; outcomes come back in the order of ``files``."""
+    """Analyse ``units``; outcomes come back in the order of ``units``."""
     cache = cache or FileCache(None)
-    scans = {str(path): _scan(path) for path in files}
-    contents = {path: digest for path, (digest, _) in scans.items()}
-    pool = _Pool(jobs, contents, cache)
+    scans = [_scan(unit) for unit in units]
+    pool = _Pool(jobs, cache)
     base = explicit or SchemaCatalog()
-    ddl_files = [path for path in files if scans[str(path)][1]]
-    ddl = pool.run("ddl", _tasks(ddl_files, options, ddl_only=True), None)
-    catalog = _with_learned(base, (o.learned for o in ddl if o.learned is not None)) if options.columns else None
-    outcomes = pool.run("p1", _tasks(files, options), catalog, on_file)
+    columns = any(unit.options.columns for unit in units)
+    ddl_tasks = [_Task(unit, ddl_only=True) for unit, (_, ddl) in zip(units, scans, strict=True) if ddl]
+    ddl_digests = [digest for digest, ddl in scans if ddl]
+    ddl = pool.run("ddl", ddl_tasks, ddl_digests, None)
+    catalog = _with_learned(base, (o.learned for o in ddl if o.learned is not None)) if columns else None
+    digests = [digest for digest, _ in scans]
+    outcomes = pool.run("p1", [_Task(unit) for unit in units], digests, catalog, on_file)
     if catalog is None:
         return outcomes
     complete = _with_learned(catalog, (o.learned for o in outcomes if o.learned is not None))
     retry = [i for i, outcome in enumerate(outcomes) if outcome.unresolved]
     if retry and complete.fingerprint() != catalog.fingerprint():
-        redone = pool.run("p2", _tasks([files[i] for i in retry], options), complete)
+        redone = pool.run("p2", [_Task(units[i]) for i in retry], [digests[i] for i in retry], complete)
         for index, outcome in zip(retry, redone, strict=True):
             outcomes[index] = outcome
     return outcomes
-
-
-def _tasks(files: list[Path], options: HarvestOptions, ddl_only: bool = False) -> list[_Task]:
-    return [_Task(str(path), display_path(path), options, ddl_only) for path in files]
 
 
 def _with_learned(base: SchemaCatalog, learned: Iterable[SchemaCatalog]) -> SchemaCatalog:
@@ -208,18 +227,19 @@ def _with_learned(base: SchemaCatalog, learned: Iterable[SchemaCatalog]) -> Sche
 class _Pool:
     """Runs one phase's tasks through the cache: in this process for one job, else in a process pool."""
 
-    def __init__(self, jobs: int, contents: dict[str, str], cache: FileCache) -> None:
-        self.jobs, self.contents, self.cache = max(1, jobs), contents, cache
+    def __init__(self, jobs: int, cache: FileCache) -> None:
+        self.jobs, self.cache = max(1, jobs), cache
 
     def run(
         self,
         phase: str,
         tasks: list[_Task],
+        digests: list[str],
         catalog: SchemaCatalog | None,
         on_file: Callable[[FileOutcome], None] | None = None,
     ) -> list[FileOutcome]:
         schema = catalog.fingerprint() if catalog is not None else ""
-        keys = [_key(phase, task, self.contents[task.path], schema) for task in tasks]
+        keys = [_key(phase, task, digest, schema) for task, digest in zip(tasks, digests, strict=True)]
         results: list[FileOutcome | None] = [self.cache.get(key, count=phase == "p1") for key in keys]  # type: ignore[misc]
         for result in results:
             if result is not None and on_file:
@@ -243,35 +263,47 @@ class _Pool:
 
 
 def _key(phase: str, task: _Task, content: str, schema: str) -> str:
-    material = "\0".join((phase, task.display, content, task.options.fingerprint(), schema))
+    material = "\0".join((phase, task.unit.display, content, task.unit.options.fingerprint(), schema))
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def _scan(path: Path) -> tuple[str, bool]:
-    """The file's content digest (the cache key) and whether it may declare tables, from one read."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return "unreadable", False
+def _scan(unit: Unit) -> tuple[str, bool]:
+    """The unit's content digest (the cache key) and whether it may declare tables, from one read."""
+    if unit.text is not None:
+        data = unit.text.encode()
+    else:
+        try:
+            data = Path(str(unit.path)).read_bytes()
+        except OSError:
+            return "unreadable", False
     return hashlib.sha256(data).hexdigest(), _DDL_HINT.search(data) is not None
 
 
 def analyze_file(task: _Task) -> FileOutcome:
-    """One file's lineage (or, with ``ddl_only``, the tables its DDL declares)."""
-    outcome = FileOutcome(task.display)
+    """One unit's lineage (or, with ``ddl_only``, the tables its DDL declares)."""
+    unit, options = task.unit, task.unit.options
+    outcome = FileOutcome(unit.display)
     try:
-        sql = Path(task.path).read_text(encoding="utf-8-sig")
+        sql = unit.text if unit.text is not None else Path(str(unit.path)).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
-        outcome.issues.append(Issue(task.display, 1, f"cannot read file: {error}"))
+        outcome.issues.append(Issue(unit.display, 1, f"cannot read file: {error}"))
         return outcome
-    sql = substitute(sql, dict(task.options.variables))
     if task.ddl_only:
-        outcome.learned = _scan_ddl(sql, task.options)
+        outcome.learned = _scan_ddl(sql, options)
         return outcome
-    catalog = _PHASE_CATALOG.copy() if _PHASE_CATALOG is not None else None
+    catalog = _PHASE_CATALOG.copy() if _PHASE_CATALOG is not None and options.columns else None
     before = catalog.copy() if catalog is not None else None
-    script = analyze_script(sql, task.display, task.options.dialect, task.options.default_schema, catalog=catalog)
-    outcome.statements, outcome.issues = script.statements, script.issues
+    script = analyze_template(
+        sql,
+        unit.display,
+        options.dialect,
+        options.default_schema,
+        catalog=catalog,
+        variables=dict(options.variables),
+        defaults=dict(options.defaults),
+        relations=dict(options.relations),
+    )
+    outcome.statements, outcome.issues, outcome.defaults = script.statements, script.issues, script.defaults
     outcome.lineage = [
         StatementRecord(s.line, s.type, [WriteRecord(w.target, w.sources, w.is_view) for w in s.writes], s.columns)
         for s in script.lineage
@@ -286,7 +318,9 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     profile = load_profile(file_dialect(sql) or options.dialect)
     ctx = Context(profile, default_schema=options.default_schema)
     catalog = SchemaCatalog()
-    for parsed in parse_script(sql, profile.sqlglot_dialect, keep=_is_ddl_or_use):
+    # Rendered like the analysis renders it, so a table declared under a placeholder has the same token name.
+    text = render(sql, dict(options.variables), dict(options.relations)).text
+    for parsed in parse_script(text, profile.sqlglot_dialect, keep=_is_ddl_or_use):
         if parsed.expression is not None:
             if parsed.expression.key == "use":
                 ctx.default_schema = ctx.fold(parsed.expression.this.args.get("this")) or ctx.default_schema

@@ -3,7 +3,9 @@
 Reads a script's dialect (``--dialect`` or a ``-- dialect: NAME`` comment at the top of
 the file), parses statement by statement and analyses each at table level and, given a
 schema catalog, at column level.  A statement that fails becomes an ``Issue`` with file
-and line; the analysis goes on with everything else.  ``batch`` runs this over many files.
+and line; the analysis goes on with everything else.  ``analyze_template`` renders a
+template first and maps the names, lines and messages back to it.  ``batch`` runs this over
+many files.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -19,13 +21,16 @@ from typing import Protocol
 from sqlglot import exp
 
 from lineage_cli.harvest.columns import ColumnEdge, column_lineage
+from lineage_cli.harvest.params import default_name, is_parameterized
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.split import parse_script
 from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement
+from lineage_cli.harvest.templates import Rendered, render
 from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance, Subtype
 from lineage_cli.profiles import load_profile
 
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
+_UNRESOLVED_COLUMN = re.compile(r"^cannot resolve column (\S+?)(?:: ambiguous)?$")
 
 
 class WriteLike(Protocol):
@@ -55,6 +60,8 @@ class Harvest:
     seconds: float = 0.0
     cache_hits: int = 0
     statement_types: Counter[str] = field(default_factory=Counter)
+    defaults: dict[str, str] = field(default_factory=dict)  # parameterized dataset -> the real one it defaults to
+    modules: dict[str, dict[str, object]] = field(default_factory=dict)  # module node -> manifest facts (rows, ...)
 
     @property
     def errors(self) -> list[Issue]:
@@ -90,15 +97,17 @@ def harvest_text(
 
 def add_script(
     into: Harvest, statements: int, issues: list[Issue], file: str, lineage: Iterable[StatementLike]
-) -> None:
-    """Count one analysed script and add its statements to the harvest's graph."""
+) -> list[str]:
+    """Count one analysed script and add its statements to the harvest's graph; returns its transformations."""
     into.files += 1
     into.statements += statements
     into.issues.extend(issues)
+    made: list[str] = []
     for statement in lineage:
-        add_statement(into.graph, file, statement.line, statement)
+        made.extend(add_statement(into.graph, file, statement.line, statement))
         into.lineage_statements += 1
         into.statement_types[statement.type] += 1
+    return made
 
 
 @dataclass(slots=True)
@@ -108,6 +117,7 @@ class ScriptAnalysis:
     lineage: list[StatementLineage] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
     statements: int = 0
+    defaults: dict[str, str] = field(default_factory=dict)  # parameterized dataset -> the real one it defaults to
 
 
 def analyze_script(
@@ -132,6 +142,75 @@ def analyze_script(
         elif parsed.expression is not None:
             _analyze_one(parsed.expression, parsed.line, file, ctx, script, catalog)
     return script
+
+
+def analyze_template(
+    sql: str,
+    file: str,
+    dialect: str | None = None,
+    default_schema: str | None = None,
+    catalog: SchemaCatalog | None = None,
+    *,
+    variables: Mapping[str, object] | None = None,
+    defaults: Mapping[str, str] | None = None,
+    relations: Mapping[str, str] | None = None,
+) -> ScriptAnalysis:
+    """``analyze_script`` over a template: rendered first (``templates.render``), then its names,
+    lines and messages mapped back to the template.
+
+    A placeholder without a value stays in the names it is part of; with a default (``defaults``)
+    the analysis also says which real dataset each such name points to.
+
+    >>> script = analyze_template("INSERT INTO ${db}.t SELECT s.a FROM #src#.s s WHERE s.b > ${low}",
+    ...                           "x.sql", "hive", variables={"db": "dwh"}, defaults={"src": "stg"})
+    >>> [(s.targets, s.sources) for s in script.lineage], script.defaults
+    ([(['dwh.t'], ['#src#.s'])], {'#src#.s': 'stg.s'})
+    """
+    rendered = render(sql, variables, relations)
+    script = analyze_script(rendered.text, file, dialect, default_schema, catalog)
+    fold = load_profile(file_dialect(sql) or dialect).fold
+    _map_back(script, rendered, defaults or {}, fold)
+    script.issues[:0] = [Issue(file, line, message, level="warning") for line, message in rendered.warnings]
+    return script
+
+
+def _map_back(
+    script: ScriptAnalysis, rendered: Rendered, defaults: Mapping[str, str], fold: Callable[[str], str]
+) -> None:
+    """Source lines for rendered ones, placeholders for their tokens; edges from value placeholders dropped."""
+    placeholders, restore = rendered.placeholders, rendered.placeholders.restore
+    for statement in script.lineage:
+        statement.line = rendered.source_line(statement.line)
+        if not placeholders.texts:
+            continue
+        for name in _dataset_names(statement):
+            real = default_name(name, placeholders, defaults, fold) if defaults else None
+            if real is not None:
+                script.defaults[restore(name)] = real
+        for write in statement.writes:
+            write.target, write.sources = restore(write.target), [restore(source) for source in write.sources]
+        statement.columns = sorted(
+            ColumnEdge(restore(e.source), restore(e.target), e.kind, e.subtype)
+            for e in statement.columns
+            if not placeholders.is_value(e.source)
+        )
+    script.issues = [
+        Issue(i.file, rendered.source_line(i.line), restore(i.message), i.col, i.level)
+        for i in script.issues
+        if not _is_value_warning(i, rendered)
+    ]
+
+
+def _dataset_names(statement: StatementLineage) -> set[str]:
+    names = {w.target for w in statement.writes} | {s for w in statement.writes for s in w.sources}
+    names |= {_table_of(e.source) for e in statement.columns} | {_table_of(e.target) for e in statement.columns}
+    return {name for name in names if name != "?"}
+
+
+def _is_value_warning(issue: Issue, rendered: Rendered) -> bool:
+    """``cannot resolve column ${min_amount}``: a value placeholder, not a column."""
+    match = _UNRESOLVED_COLUMN.match(issue.message)
+    return match is not None and rendered.placeholders.is_value(match.group(1))
 
 
 def _analyze_one(
@@ -173,19 +252,53 @@ def _analyze_columns(
         script.issues.append(Issue(file, line, f"cannot analyse columns: {type(error).__name__}: {error}"))
 
 
-def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> None:
+def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> list[str]:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
-    and the column edges into that target, each marked with the transformation."""
+    and the column edges into that target, each marked with the transformation.  Returns the
+    transformation nodes."""
+    made = []
     for write in lineage.writes:
         transformation = graph.add_transformation(_free_name(graph, f"{file}:{line}"), Provenance(file, line))
-        graph.add_node(write.target, NodeKind.VIEW if write.is_view else NodeKind.TABLE)
+        made.append(transformation)
+        add_dataset(graph, write.target, NodeKind.VIEW if write.is_view else NodeKind.TABLE)
         graph.add_edge(transformation, write.target, EdgeType.WRITE)
         for source in write.sources:
-            graph.add_node(source, NodeKind.TABLE)
+            add_dataset(graph, source)
             graph.add_edge(source, transformation, EdgeType.READ)
         for edge in lineage.columns:
             if _table_of(edge.target) == write.target or edge.target == write.target:
                 _add_column_edge(graph, edge, transformation)
+    return made
+
+
+def add_declared(graph: Graph, provenance: Provenance, sources: Iterable[str], targets: Iterable[str]) -> list[str]:
+    """Declared lineage of a step without parsed SQL: a transformation per target, edges flagged DECLARED."""
+    made = []
+    for target in targets:
+        name = _free_name(graph, f"{provenance.file}:{provenance.line}")
+        transformation = graph.add_transformation(name, provenance)
+        made.append(transformation)
+        graph.add_edge(transformation, add_dataset(graph, target), EdgeType.WRITE, Subtype.DECLARED.bit)
+        for source in sources:
+            graph.add_edge(add_dataset(graph, source), transformation, EdgeType.READ, Subtype.DECLARED.bit)
+    return made
+
+
+def add_dataset(graph: Graph, name: str, kind: NodeKind = NodeKind.TABLE) -> str:
+    """A table or view node, or a parameterized one when its name keeps a placeholder."""
+    return graph.add_node(name, NodeKind.PARAMETERIZED if is_parameterized(name) else kind)
+
+
+def link_defaults(graph: Graph, defaults: Mapping[str, str]) -> None:
+    """DEFAULT edges from each parameterized dataset, and its columns, to the real ones its defaults name."""
+    if not defaults:
+        return
+    for name, real in defaults.items():
+        graph.add_edge(name, add_dataset(graph, real), EdgeType.DEFAULT)
+    for column, table in list(graph.containers.items()):
+        real = defaults.get(table)
+        if real is not None and graph.kinds.get(column) is NodeKind.COLUMN:
+            graph.add_edge(column, _column_node(graph, f"{real}.{column[len(table) + 1 :]}"), EdgeType.DEFAULT)
 
 
 def _add_column_edge(graph: Graph, edge: ColumnEdge, transformation: str) -> None:
@@ -203,7 +316,7 @@ def _column_node(graph: Graph, name: str) -> str:
     table = _table_of(name)
     if table == "?" or table == name:
         return graph.add_node(name, NodeKind.COLUMN)
-    graph.add_node(table, NodeKind.TABLE)
+    add_dataset(graph, table)
     graph.add_edge(table, name, EdgeType.CONTAINS)
     return graph.add_node(name, NodeKind.COLUMN, container=table)
 

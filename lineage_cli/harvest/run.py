@@ -1,7 +1,12 @@
-"""``lineage harvest``: harvest with a progress bar, report issues, write the store."""
+"""``lineage harvest``: harvest with a progress bar, report issues, write the store.
+
+The store's meta JSON records, besides counts, what a flow manifest says about each module
+(``modules``: workflow, rows, frequency, sql_file, the manifest entry), for the emitters.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -9,9 +14,13 @@ from pathlib import Path
 import yaml
 
 from lineage_cli import __version__
-from lineage_cli.harvest.batch import FileOutcome, harvest
-from lineage_cli.harvest.harvester import Harvest, sql_files
+from lineage_cli.harvest.batch import FileOutcome, harvest_plan
+from lineage_cli.harvest.dbt import DbtError, load_dbt
+from lineage_cli.harvest.harvester import Harvest
+from lineage_cli.harvest.manifest import ManifestError, load_manifest
+from lineage_cli.harvest.plan import HarvestOptions, Plan, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
+from lineage_cli.harvest.templates import read_vars_file
 from lineage_cli.profiles import ProfileError, load_profile
 from lineage_cli.store.writer import write_store
 
@@ -22,18 +31,23 @@ def load_variables(pairs: tuple[str, ...], files: tuple[str, ...]) -> dict[str, 
     >>> load_variables(("etl_date=2024-01-31", "x=a=b"), ())
     {'etl_date': '2024-01-31', 'x': 'a=b'}
     """
+    return load_template_values(pairs, files)[0]
+
+
+def load_template_values(pairs: tuple[str, ...], files: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """Values (``--vars`` files, then ``--var`` pairs) and defaults (the files' ``defaults:`` mappings)."""
     variables: dict[str, str] = {}
+    defaults: dict[str, str] = {}
     for file in files:
-        data = yaml.safe_load(Path(file).read_text(encoding="utf-8")) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{file}: expected a mapping of variable names to values")
-        variables.update({str(k): "" if v is None else str(v) for k, v in data.items()})
+        values, more = read_vars_file(file)
+        variables.update(values)
+        defaults.update(more)
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"--var expects NAME=VALUE, got {pair!r}")
         variables[name.strip()] = value
-    return variables
+    return variables, defaults
 
 
 def run_harvest(
@@ -45,6 +59,8 @@ def run_harvest(
     schema_file: str | None = None,
     var_pairs: tuple[str, ...] = (),
     var_files: tuple[str, ...] = (),
+    manifest_file: str | None = None,
+    dbt_path: str | None = None,
     jobs: int | None = None,
     use_cache: bool = True,
     columns: bool = True,
@@ -54,24 +70,26 @@ def run_harvest(
     from rich.console import Console
 
     console = Console(stderr=True, highlight=False)
+    # sqlglot logs a warning when it reads a statement it does not support (a CALL, say) as an opaque
+    # command: such a statement has no lineage, which the summary and a manifest's declared lineage
+    # already account for, and the message is not in the file:line form of every other problem.
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     try:
-        profile = load_profile(dialect)
-        files = sql_files(paths)
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
-        variables = load_variables(var_pairs, var_files)
-    except (ProfileError, FileNotFoundError, SchemaError, ValueError, OSError, yaml.YAMLError) as error:
+        variables, defaults = load_template_values(var_pairs, var_files)
+        manifest = load_manifest(manifest_file) if manifest_file else None
+        dbt = load_dbt(dbt_path) if dbt_path else None
+        profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
+        options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
+        plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
+    except (ProfileError, SchemaError, ManifestError, DbtError, ValueError, OSError, yaml.YAMLError) as error:
         console.print(f"[red]error:[/red] {error}", markup=True)
         return 2
-    options = {
-        "schema": schema,
-        "variables": variables,
-        "columns": columns,
+    settings = {
         "jobs": jobs or os.cpu_count() or 1,
         "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
     }
-    result = _harvest_with_progress(
-        paths, dialect, default_schema, options, len(files), quiet or not console.is_terminal
-    )
+    result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
     for issue in result.issues:
         if issue.level == "error" or not quiet:
             style = "red" if issue.level == "error" else "yellow"
@@ -83,16 +101,16 @@ def run_harvest(
         "files": result.files,
         "statements": result.statements,
     }
+    if result.modules:
+        meta["modules"] = result.modules
     written = write_store(result.graph, store, meta)
     _summary(result, written.path, written.bytes)
     return 1 if strict and result.errors else 0
 
 
-def _harvest_with_progress(
-    paths: tuple[str, ...], dialect: str | None, default_schema: str | None, options: dict, total: int, quiet: bool
-) -> Harvest:
+def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
     if quiet:
-        return harvest(paths, dialect, default_schema, **options)
+        return harvest_plan(plan, **settings)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -100,7 +118,7 @@ def _harvest_with_progress(
         TextColumn("{task.fields[statements]} statements ({task.fields[rate]}/s), {task.fields[errors]} errors"),
     )  # fmt: skip
     with Progress(*columns, transient=True) as progress:
-        task = progress.add_task("harvest", total=total, statements=0, rate=0, errors=0)
+        task = progress.add_task("harvest", total=len(plan.units), statements=0, rate=0, errors=0)
         counts = {"statements": 0, "errors": 0}
 
         def advance(outcome: FileOutcome) -> None:
@@ -110,7 +128,7 @@ def _harvest_with_progress(
             rate = int(counts["statements"] / elapsed) if elapsed > 0 else 0
             progress.update(task, advance=1, rate=rate, **counts)
 
-        return harvest(paths, dialect, default_schema, on_file=advance, **options)
+        return harvest_plan(plan, on_file=advance, **settings)
 
 
 def _summary(result: Harvest, path: Path, size: int) -> None:

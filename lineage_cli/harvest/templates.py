@@ -1,16 +1,28 @@
-"""Template placeholders: substitute ``--var`` values into SQL before it is parsed.
+"""Template placeholders: turn a templated SQL text into SQL the parser reads, lines kept.
 
 Warehouse SQL is often a template for a scheduler: Hive's ``${NAME}``, ``${hivevar:NAME}``
-and ``${hiveconf:NAME}``, Oozie/DataStage style ``#NAME#`` and Jinja/dbt ``{{ NAME }}``.
-Known names are replaced by their values; unknown placeholders are left exactly as written,
-so the parser (or the reader) sees what the file said.  Line numbers never move: a value
-spanning several lines is joined onto one.
+and ``${hiveconf:NAME}``, Oozie/DataStage style ``#NAME#`` and Jinja/dbt (``{{ NAME }}``,
+``{% if %}``, ``{% for %}``, ``ref`` / ``source``).  ``render`` runs the whole way: Jinja
+(``jinja.py``, when the text has Jinja tags), then the scheduler placeholders with known
+values (``substitute``), then parse-safe tokens for the placeholders still left (``params.py``).
+Its ``Rendered`` maps rendered lines back to source lines and tokens back to placeholders.
+``substitute`` alone replaces known names and leaves unknown placeholders exactly as written;
+a value spanning several lines is joined onto one, so line numbers never move.  ``read_vars_file``
+reads a YAML vars file: values, and the defaults of its ``defaults:`` mapping.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from lineage_cli.harvest.jinja import has_jinja, render_jinja
+from lineage_cli.harvest.params import Placeholders
 
 _PLACEHOLDER = re.compile(
     r"\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[A-Za-z_][\w.]*)\}"
@@ -43,3 +55,54 @@ def substitute(sql: str, variables: Mapping[str, object] | None) -> str:
 def _one_line(value: object) -> str:
     """A multi-line value would shift every later line number, so its lines are joined."""
     return " ".join(str(value).splitlines()) if value is not None else ""
+
+
+@dataclass(slots=True)
+class Rendered:
+    """A template made parseable: the text, where its lines come from, the placeholders it kept."""
+
+    text: str
+    placeholders: Placeholders
+    lines: list[int] | None = None  # rendered line -> source line; None when they are the same
+    warnings: list[tuple[int, str]] = field(default_factory=list)  # (source line, message)
+
+    def source_line(self, line: int) -> int:
+        if self.lines is None or not 0 < line <= len(self.lines):
+            return line
+        return self.lines[line - 1]
+
+
+def render(
+    sql: str, variables: Mapping[str, object] | None = None, relations: Mapping[str, str] | None = None
+) -> Rendered:
+    """Jinja, then scheduler placeholders, then parse-safe tokens for what has no value.
+
+    >>> out = render("{% if x %}\\n{% endif %}\\nINSERT INTO ${db}.t SELECT * FROM #src#.s", {"db": "dwh"})
+    >>> out.source_line(2), out.placeholders.restore(out.text.splitlines()[1])  # the if block took a line
+    (3, 'INSERT INTO dwh.t SELECT * FROM #src#.s')
+    """
+    values = {str(name): _one_line(value) for name, value in (variables or {}).items()}
+    lines, warnings = None, []
+    if has_jinja(sql):
+        output = render_jinja(sql, values, relations)
+        sql, warnings = output.text, output.warnings
+        lines = None if output.lines == list(range(1, len(output.lines) + 1)) else output.lines
+    placeholders = Placeholders()
+    text = placeholders.protect(substitute(sql, values))
+    return Rendered(text, placeholders, lines, warnings)
+
+
+def read_vars_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The values and the defaults (its ``defaults:`` mapping) of a YAML vars file.
+
+    Values are substituted; a default only says where a placeholder without a value points to.
+    """
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of variable names to values")
+    defaults = data.pop("defaults", None) if isinstance(data.get("defaults"), dict) else None
+    return _strings(data), _strings(defaults or {})
+
+
+def _strings(mapping: Mapping[object, object]) -> dict[str, str]:
+    return {str(k): "" if v is None else str(v) for k, v in mapping.items()}

@@ -1,0 +1,244 @@
+"""Jinja rendering of templated SQL, with the source's line numbers kept and unknown macros reported.
+
+``{% if %}`` blocks drop lines and ``{% for %}`` loops repeat them, so the rendered text's line
+numbers are not the file's.  Before rendering, every newline outside a Jinja tag gets markers
+naming the source line that follows it; after rendering, the markers are read back into a map
+from each rendered line to its source line and removed.  (The markers also stop ``-%}`` /
+``{%-`` from eating newlines, which would merge source lines.)
+
+A variable with no value renders as its placeholder, ``{{ name }}``, so it can become a
+parameterized name later.  A call of a macro, filter or test that is not defined is reported as
+a warning with its line and renders as ``{{ name() }}`` (an unknown filter passes its value
+through): the statement still parses and keeps the lineage it has.  A template Jinja cannot
+read at all is reported and left for the scheduler placeholders alone.  Rendering is sandboxed:
+the SQL of a repository under harvest is not trusted code.
+
+dbt's context functions are provided where they make sense: ``ref``, ``source``, ``var``,
+``env_var`` (its default only: the harvest must not depend on the environment), ``config``,
+``is_incremental`` (False: the full-refresh shape) and ``this``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jinja2 import Environment, TemplateError, nodes
+from jinja2.runtime import Undefined
+from jinja2.sandbox import SandboxedEnvironment
+
+_OPEN = re.compile(r"\{\{|\{%|\{#")
+_CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
+_END = "\ue000"  # before a source newline: keeps whitespace control from removing it
+_START = "\ue001{}\ue002"  # after a source newline: the number of the line that starts there
+_START_MARK = re.compile("\ue001(\\d+)\ue002")
+# Names Jinja itself binds inside templates.
+_JINJA_NAMES = frozenset({"loop", "caller", "varargs", "kwargs", "self", "true", "false", "none", "True", "False"})
+EXTENSIONS = ("jinja2.ext.do", "jinja2.ext.loopcontrols")
+
+
+@dataclass(slots=True)
+class JinjaOutput:
+    text: str
+    lines: list[int]  # lines[i] is the source line of rendered line i + 1
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+
+def has_jinja(sql: str) -> bool:
+    return _OPEN.search(sql) is not None
+
+
+class KeptUndefined(Undefined):
+    """A name without a value renders as its own placeholder; calling it gives ``{{ name() }}``."""
+
+    __slots__ = ()
+
+    def _path(self) -> str:
+        return self._undefined_name or "?"
+
+    def __str__(self) -> str:
+        return "{{ " + self._path() + " }}"
+
+    def __getattr__(self, name: str) -> Any:
+        if name[:2] == "__":
+            raise AttributeError(name)
+        return KeptUndefined(name=f"{self._path()}.{name}")
+
+    def __getitem__(self, key: object) -> Any:
+        return KeptUndefined(name=f"{self._path()}.{key}")
+
+    def __call__(self, *args: object, **kwargs: object) -> str:
+        return "{{ " + self._path() + "() }}"
+
+
+def render_jinja(sql: str, variables: Mapping[str, str], relations: Mapping[str, str] | None = None) -> JinjaOutput:
+    """Render ``sql`` with ``variables``; ``relations`` resolves dbt's ``ref`` / ``source`` / ``this``.
+
+    >>> out = render_jinja("SELECT 1\\n{% if full %}\\nFROM a\\n{% else %}\\nFROM {{ db }}.b\\n{% endif %}\\n;", {})
+    >>> [(line, text) for line, text in zip(out.lines, out.text.splitlines()) if text.strip()]
+    [(1, 'SELECT 1'), (5, 'FROM {{ db }}.b'), (7, ';')]
+    """
+    # Sandboxed: a harvest reads SQL from any repository, and a template must not reach Python internals.
+    environment = SandboxedEnvironment(undefined=KeptUndefined, keep_trailing_newline=True, extensions=list(EXTENSIONS))
+    context = {**_dbt_context(variables, relations or {}), **variables}
+    try:
+        tree = environment.parse(_mark_lines(sql))
+        warnings = _unknown_calls(tree, environment, set(context))
+        rendered = environment.from_string(tree).render(context)
+    except TemplateError as error:
+        line = getattr(error, "lineno", None) or 1
+        return JinjaOutput(
+            sql, _identity(sql), [(line, f"cannot render Jinja: {error}; only placeholders substituted")]
+        )
+    except Exception as error:  # noqa: BLE001 - a template's own code may raise anything; the harvest goes on
+        message = f"cannot render Jinja: {type(error).__name__}: {error}; only placeholders substituted"
+        return JinjaOutput(sql, _identity(sql), [(1, message)])
+    text, lines = _unmark(rendered)
+    return JinjaOutput(text, lines, warnings)
+
+
+def _identity(sql: str) -> list[int]:
+    return list(range(1, sql.count("\n") + 2))
+
+
+def _mark_lines(sql: str) -> str:
+    """``sql`` with line markers around every newline outside ``{{ }}``, ``{% %}`` and ``{# #}``."""
+    out, line, at = [_START.format(1)], 1, 0
+    while at < len(sql):
+        opening = _OPEN.search(sql, at)
+        data = sql[at : opening.start() if opening else len(sql)]
+        for piece_index, piece in enumerate(data.split("\n")):
+            if piece_index:
+                line += 1
+                out.append(_END + "\n" + _START.format(line))
+            out.append(piece)
+        if opening is None:
+            break
+        end = _closing(sql, opening.end(), _CLOSE[opening.group(0)])
+        tag = sql[opening.start() : end]
+        out.append(tag)
+        line += tag.count("\n")
+        at = end
+    return "".join(out)
+
+
+def _closing(sql: str, at: int, close: str) -> int:
+    """The index just past ``close``, skipping quoted strings inside expressions and statements."""
+    quote = None
+    while at < len(sql):
+        char = sql[at]
+        if quote:
+            if char == "\\":
+                at += 1
+            elif char == quote:
+                quote = None
+        elif char in "'\"" and close != "#}":
+            quote = char
+        elif sql.startswith(close, at):
+            return at + len(close)
+        at += 1
+    return len(sql)
+
+
+def _unmark(rendered: str) -> tuple[str, list[int]]:
+    """Remove the markers; each rendered line's source line is the marker before its first character."""
+    texts, lines, current = [], [], 1
+    for raw in rendered.replace(_END, "").split("\n"):
+        pieces = _START_MARK.split(raw)
+        number = None
+        for index, piece in enumerate(pieces):
+            if index % 2:
+                current = int(piece)
+            elif number is None and piece.strip():
+                number = current
+        texts.append("".join(pieces[0::2]))
+        lines.append(number if number is not None else current)
+    return "\n".join(texts), lines
+
+
+def _unknown_calls(tree: nodes.Template, environment: Environment, known: set[str]) -> list[tuple[int, str]]:
+    """Warnings for calls of undefined macros, filters and tests; unknown filters and tests are stubbed."""
+    defined = known | set(environment.globals) | _JINJA_NAMES | set(_defined_names(tree))
+    warnings: list[tuple[int, str]] = []
+    for call in tree.find_all(nodes.Call):
+        root, dotted = _callee(call.node)
+        if root is not None and root not in defined:
+            warnings.append((call.lineno, f"unknown Jinja macro {dotted}: rendered as a placeholder"))
+    for node, registry, what, stub in (
+        (nodes.Filter, environment.filters, "filter", _pass_through),
+        (nodes.Test, environment.tests, "test", _never),
+    ):
+        for found in tree.find_all(node):
+            if found.name not in registry:
+                warnings.append((found.lineno, f"unknown Jinja {what} {found.name}: ignored"))
+                registry[found.name] = stub
+    return sorted(set(warnings))
+
+
+def _defined_names(tree: nodes.Template) -> Iterator[str]:
+    for macro in tree.find_all((nodes.Macro, nodes.CallBlock)):
+        if isinstance(macro, nodes.Macro):
+            yield macro.name
+        yield from (arg.name for arg in macro.args)
+    for statement in tree.find_all((nodes.Assign, nodes.AssignBlock, nodes.For)):
+        yield from (name.name for name in statement.target.find_all(nodes.Name))
+        if isinstance(statement.target, nodes.Name):
+            yield statement.target.name
+    for imported in tree.find_all(nodes.Import):
+        yield imported.target
+    for imported in tree.find_all(nodes.FromImport):
+        yield from (name if isinstance(name, str) else name[1] for name in imported.names)
+
+
+def _callee(node: nodes.Node) -> tuple[str | None, str]:
+    """The root name and dotted text of a called expression (``dbt_utils.star`` -> ``dbt_utils``)."""
+    parts: list[str] = []
+    while isinstance(node, (nodes.Getattr, nodes.Getitem, nodes.Call)):
+        if isinstance(node, nodes.Getattr):
+            parts.append(node.attr)
+        node = node.node
+    if not isinstance(node, nodes.Name):
+        return None, ""
+    return node.name, ".".join([node.name, *reversed(parts)])
+
+
+def _pass_through(value: object, *args: object, **kwargs: object) -> object:
+    return value
+
+
+def _never(value: object, *args: object, **kwargs: object) -> bool:
+    return False
+
+
+def _dbt_context(variables: Mapping[str, str], relations: Mapping[str, str]) -> dict[str, Any]:
+    """dbt's context functions over ``relations`` (``ref:NAME``, ``source:SOURCE.TABLE``, ``this``)."""
+
+    def ref(*args: str, **kwargs: object) -> str:
+        name = str(args[-1]) if args else "?"
+        return relations.get(f"ref:{name}", name)
+
+    def source(source_name: str, table_name: str) -> str:
+        return relations.get(f"source:{source_name}.{table_name}", f"{source_name}.{table_name}")
+
+    def var(name: str, default: object = None) -> object:
+        if name in variables:
+            return variables[name]
+        return default if default is not None else KeptUndefined(name=name)
+
+    def env_var(name: str, default: object = None) -> object:
+        return default if default is not None else "{{ env_var('" + name + "') }}"
+
+    functions: dict[str, Callable[..., object]] = {
+        "ref": ref,
+        "source": source,
+        "var": var,
+        "env_var": env_var,
+        "config": lambda *args, **kwargs: "",
+        "is_incremental": lambda: False,
+    }
+    context: dict[str, Any] = dict(functions)
+    if "this" in relations:
+        context["this"] = relations["this"]
+    return context

@@ -1,0 +1,110 @@
+"""dbt projects: the hand-made fixture against its golden files, declared lineage, manifest lookup."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
+from lineage_cli.harvest.batch import harvest
+from lineage_cli.harvest.dbt import DbtError, load_dbt
+from tests.conftest import REPO
+from tests.storeview import golden, read_store
+
+DBT = REPO / "fixtures" / "dbt"
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory):
+    store = tmp_path_factory.mktemp("dbt") / "graph.lin"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        outcome = CliRunner().invoke(cli, ["harvest", "--dbt", "fixtures/dbt", "--store", str(store), "--no-cache"])
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.stderr == ""
+    return read_store(store)
+
+
+def test_dbt_datasets(shop) -> None:
+    assert shop.datasets() == golden(DBT / "expected_nodes.txt")
+
+
+def test_dbt_table_edges(shop) -> None:
+    assert shop.table_edges() == golden(DBT / "expected_table_edges.txt")
+
+
+def test_dbt_column_edges(shop) -> None:
+    assert shop.column_edges() == golden(DBT / "expected_column_edges.txt")
+
+
+def test_dbt_transformations_are_the_model_files(shop) -> None:
+    assert shop.statements("fixtures/dbt/") == [
+        "models/marts/customer_segments.py:1 - warehouse.analytics.customer_segments"
+        " <- warehouse.analytics.fct_customer_orders DECLARED",
+        "models/marts/fct_customer_orders.sql:1 - warehouse.analytics.fct_customer_orders"
+        " <- warehouse.analytics.country_codes, warehouse.analytics.stg_customers, warehouse.analytics.stg_orders",
+        "models/marts/rpt_big_spenders.sql:1 - warehouse.analytics.rpt_big_spenders"
+        " <- warehouse.analytics.fct_customer_orders",
+        "models/staging/stg_customers.sql:1 - warehouse.analytics.stg_customers <- warehouse.raw.customers",
+        "models/staging/stg_orders.sql:1 - warehouse.analytics.stg_orders <- warehouse.raw.orders",
+    ]
+
+
+def test_the_manifest_is_found_from_the_project_its_target_or_itself() -> None:
+    projects = [load_dbt(path) for path in (DBT, DBT / "target", DBT / "target" / "manifest.json")]
+    assert {p.root for p in projects} == {DBT}
+    assert all(p.dialect == "postgres" and p.catalog is not None for p in projects)
+    with pytest.raises(DbtError):
+        load_dbt(REPO / "fixtures" / "sql")
+
+
+def test_a_dependency_the_compiled_sql_does_not_show_is_a_warning(tmp_path) -> None:
+    project = tmp_path / "shop"
+    shutil.copytree(DBT, project)
+    manifest_path = project / "target" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    fct = manifest["nodes"]["model.shop.fct_customer_orders"]
+    fct["depends_on"]["nodes"] = [
+        "model.shop.stg_customers",
+        "model.shop.int_order_amounts",
+        "source.shop.shop.payments",
+    ]
+    manifest_path.write_text(json.dumps(manifest))
+    result = harvest(dbt=load_dbt(project))
+    assert [(i.file.rsplit("shop/", 1)[-1], i.line, i.message) for i in result.issues] == [
+        (
+            "models/marts/fct_customer_orders.sql",
+            1,
+            "declared source warehouse.raw.payments is not read by its SQL",
+        ),
+        (
+            "models/marts/fct_customer_orders.sql",
+            1,
+            "its SQL reads warehouse.analytics.country_codes, which is not a declared source",
+        ),
+    ]
+
+
+def test_relation_names_follow_the_adapter_dialect(tmp_path) -> None:
+    model = {
+        "resource_type": "model",
+        "name": "Orders",
+        "database": "ANALYTICS",
+        "schema": "STAGING",
+        "relation_name": "ANALYTICS.STAGING.Orders",
+        "original_file_path": "models/Orders.sql",
+        "config": {"materialized": "table"},
+        "compiled_code": "select o.ID from RAW.SHOP.ORDERS o",
+        "depends_on": {"nodes": []},
+    }
+    target = tmp_path / "target"
+    target.mkdir()
+    document = {"metadata": {"adapter_type": "snowflake"}, "nodes": {"model.x.Orders": model}, "sources": {}}
+    (target / "manifest.json").write_text(json.dumps(document))
+    project = load_dbt(tmp_path)
+    assert project.dialect == "snowflake" and [m.relation for m in project.models] == ["analytics.staging.orders"]
+    result = harvest(dbt=project)
+    assert ("raw.shop.orders.id", "analytics.staging.orders.id") in {(s, t) for s, t, _, _ in result.graph.edges}

@@ -1,0 +1,249 @@
+"""Flow manifests: the oozie-like fixture against its golden files, CSV manifests, PATHs, the cache key,
+and generated templated warehouses harvested through their manifest and vars file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
+from lineage_cli.harvest.batch import harvest
+from lineage_cli.harvest.manifest import ManifestError, load_manifest
+from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.model import EdgeType, NodeKind, Subtype
+from tests.conftest import REPO, generate_warehouse
+from tests.storeview import golden, read_store
+
+OOZIE = REPO / "fixtures" / "sql" / "oozie"
+PREFIX = "fixtures/sql/oozie/"
+
+
+@pytest.fixture(scope="module")
+def oozie(tmp_path_factory: pytest.TempPathFactory):
+    """The fixture flow harvested by the CLI from the repository root, as the README shows it."""
+    store = tmp_path_factory.mktemp("oozie") / "graph.lin"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        outcome = CliRunner().invoke(
+            cli, ["harvest", "--manifest", f"{PREFIX}manifest.yaml", "--store", str(store), "--no-cache"]
+        )
+    assert outcome.exit_code == 0, outcome.output
+    return read_store(store), outcome.stderr
+
+
+def test_oozie_statements_and_their_modules(oozie) -> None:
+    view, _ = oozie
+    assert view.statements(PREFIX) == golden(OOZIE / "expected_statements.txt")
+
+
+def test_oozie_table_edges(oozie) -> None:
+    assert oozie[0].table_edges() == golden(OOZIE / "expected_table_edges.txt")
+
+
+def test_oozie_column_edges(oozie) -> None:
+    assert oozie[0].column_edges() == golden(OOZIE / "expected_column_edges.txt")
+
+
+def test_oozie_rolls_up_to_modules_and_workflows(oozie) -> None:
+    view, _ = oozie
+    assert view.flow_edges() == golden(OOZIE / "expected_flow_edges.txt")
+    assert view.kinds["wf_sales"] is NodeKind.WORKFLOW and view.kinds["wf_sales/build_sales"] is NodeKind.MODULE
+    assert view.containers["wf_sales/build_sales"] == "wf_sales"
+    member = {(s, t) for s, t, kind, _ in view.edges if kind is EdgeType.MEMBER}
+    assert ("wf_sales/build_sales", "wf_sales") in member
+    assert (f"{PREFIX}sql/dwh_sales.sql:17#2", "wf_sales/build_sales") in member
+
+
+def test_oozie_issues_name_their_row_or_line(oozie) -> None:
+    _, stderr = oozie
+    reported = [line.replace(PREFIX, "", 1) for line in stderr.splitlines() if line.startswith(PREFIX)]
+    assert reported == golden(OOZIE / "expected_issues.txt")
+
+
+def test_oozie_parameterized_nodes_and_module_facts(oozie) -> None:
+    view, _ = oozie
+    parameterized = sorted(n for n, k in view.kinds.items() if k is NodeKind.PARAMETERIZED)
+    assert parameterized == [
+        "#src_schema#.t_orders",
+        "${hivevar:arch_db}.sales_history",
+        "{{ export_db }}.sales_feed_public",
+    ]
+    modules = view.meta["modules"]
+    assert modules["wf_export/export_sales"] == {
+        "workflow": "wf_export",
+        "module": "export_sales",
+        "rows": 1200000,
+        "frequency": "hourly",
+        "entry": f"{PREFIX}manifest.yaml:45",
+    }
+    assert modules["wf_ingest/load_orders"]["sql_file"] == f"{PREFIX}sql/ods_orders.sql"
+
+
+def test_declared_edges_carry_the_declared_flag_only_where_declared(oozie) -> None:
+    view, _ = oozie
+    declared = {(s, t) for s, t, kind, flags in view.edges if flags & Subtype.DECLARED.bit}
+    assert all(kind in (EdgeType.READ, EdgeType.WRITE) for s, t, kind, f in view.edges if f & Subtype.DECLARED.bit)
+    assert ("dwh.sales_web", f"{PREFIX}manifest.yaml:45") in declared
+    assert not any(t.startswith(f"{PREFIX}sql/") or s.startswith(f"{PREFIX}sql/") for s, t in declared)
+
+
+# ----------------------------------------------------------------------------- manifests in detail
+
+
+def _flows(graph) -> set[tuple[str, str, bool]]:
+    reads = {(s, t) for (s, t, k, _), f in graph.edges.items() if k is EdgeType.READ}
+    writes = {(s, t, bool(f & Subtype.DECLARED.bit)) for (s, t, k, _), f in graph.edges.items() if k is EdgeType.WRITE}
+    return {(source, target, declared) for step, target, declared in writes for source, s in reads if s == step}
+
+
+def test_a_csv_manifest_reads_like_the_yaml_one(tmp_path) -> None:
+    (tmp_path / "load.sql").write_text("INSERT INTO ods.a SELECT s.x FROM stg.s s")
+    (tmp_path / "flow.csv").write_text(
+        "workflow,module,sql_file,target,sources,rows,frequency\n"
+        "wf,load,load.sql,ods.a,stg.s,10,daily\n"
+        'wf,spark_step,,mart.b,"ods.a,stg.t",,hourly\n'
+        "wf,java_step,,mart.c,ods.a;mart.b,,\n"
+        "wf,broken,,,,,\n"
+    )
+    manifest = load_manifest(tmp_path / "flow.csv")
+    assert [(e.line, e.module, e.sources) for e in manifest.entries] == [
+        (2, "load", ("stg.s",)),
+        (3, "spark_step", ("ods.a", "stg.t")),
+        (4, "java_step", ("ods.a", "mart.b")),
+    ]
+    assert [(i.line, i.level) for i in manifest.issues] == [(5, "error")]
+    result = harvest(dialect="hive", manifest=manifest)
+    assert _flows(result.graph) == {
+        ("stg.s", "ods.a", False),
+        ("ods.a", "mart.b", True),
+        ("stg.t", "mart.b", True),
+        ("ods.a", "mart.c", True),
+        ("mart.b", "mart.c", True),
+    }
+    assert result.modules["wf/load"]["rows"] == 10
+
+
+def test_manifest_plus_paths_harvests_each_file_once(tmp_path) -> None:
+    (tmp_path / "sql").mkdir()
+    (tmp_path / "sql" / "a.sql").write_text("INSERT INTO ods.a SELECT s.x FROM stg.s s")
+    (tmp_path / "sql" / "b.sql").write_text("INSERT INTO ods.b SELECT a.x FROM ods.a a")
+    (tmp_path / "m.yaml").write_text("entries:\n  - {workflow: wf, module: a, sql_file: sql/a.sql}\n")
+    manifest = load_manifest(tmp_path / "m.yaml")
+    alone = harvest(dialect="hive", manifest=manifest)
+    both = harvest([tmp_path / "sql"], dialect="hive", manifest=manifest)
+    assert alone.files == 1 and both.files == 2
+    assert _flows(both.graph) == {("stg.s", "ods.a", False), ("ods.a", "ods.b", False)}
+    members = {s for (s, t, k, _) in both.graph.edges if k is EdgeType.MEMBER}
+    assert [m.rsplit("/", 1)[-1] for m in members if m.endswith(".sql:1")] == ["a.sql:1"]
+
+
+def test_parsed_lineage_wins_and_disagreements_are_warnings(tmp_path) -> None:
+    (tmp_path / "a.sql").write_text("INSERT INTO ods.a SELECT s.x FROM stg.s s JOIN stg.u u ON u.k = s.k")
+    (tmp_path / "m.yaml").write_text(
+        "entries:\n  - workflow: wf\n    module: a\n    sql_file: a.sql\n"
+        "    targets: [ods.a, ods.z]\n    sources: [STG.S, stg.v]\n"
+    )
+    result = harvest(dialect="hive", manifest=load_manifest(tmp_path / "m.yaml"))
+    assert sorted(i.message for i in result.issues) == [
+        "declared source stg.v is not read by its SQL",
+        "declared target ods.z is not written by its SQL",
+        "its SQL reads stg.u, which is not a declared source",
+    ]
+    assert {i.line for i in result.issues} == {2}
+    assert _flows(result.graph) == {("stg.s", "ods.a", False), ("stg.u", "ods.a", False)}
+
+
+def test_an_unparsable_step_falls_back_to_its_declared_lineage(tmp_path) -> None:
+    (tmp_path / "broken.sql").write_text("INSERT INTO ods.a SELEC x FROM")
+    (tmp_path / "m.yaml").write_text("entries:\n  - {sql_file: broken.sql, target: ods.a, sources: [stg.s]}\n")
+    result = harvest(dialect="hive", manifest=load_manifest(tmp_path / "m.yaml"))
+    assert [i.level for i in result.issues] == ["error"]
+    assert _flows(result.graph) == {("stg.s", "ods.a", True)}
+
+
+def test_entry_vars_are_in_the_cache_key(tmp_path) -> None:
+    (tmp_path / "a.sql").write_text("INSERT INTO ${db}.a SELECT s.x FROM stg.s s")
+    manifest = tmp_path / "m.yaml"
+    cache = tmp_path / "cache"
+    targets = []
+    for db in ("ods", "dwh"):
+        manifest.write_text(f"entries:\n  - {{sql_file: a.sql, vars: {{db: {db}}}}}\n")
+        result = harvest(dialect="hive", manifest=load_manifest(manifest), cache_dir=cache)
+        targets.append(sorted(t for (_, t, k, _), _f in result.graph.edges.items() if k is EdgeType.WRITE))
+        assert result.cache_hits == 0
+    assert targets == [["ods.a"], ["dwh.a"]]
+
+
+def test_command_line_vars_win_over_the_manifest(tmp_path) -> None:
+    (tmp_path / "a.sql").write_text("INSERT INTO ${db}.a SELECT s.x FROM stg.s s")
+    (tmp_path / "vars.yaml").write_text("db: from_vars_file\n")
+    (tmp_path / "m.yaml").write_text("vars_file: vars.yaml\nentries:\n  - {sql_file: a.sql, vars: {db: from_entry}}\n")
+    manifest = load_manifest(tmp_path / "m.yaml")
+    for variables, expected in (({}, "from_entry.a"), ({"db": "cli"}, "cli.a")):
+        result = harvest(dialect="hive", manifest=manifest, variables=variables)
+        assert expected in result.graph.kinds
+
+
+def test_bad_manifests_are_reported(tmp_path) -> None:
+    (tmp_path / "no_entries.yaml").write_text("dialect: hive\n")
+    (tmp_path / "bad_rows.yaml").write_text(
+        "entries:\n  - just a string\n  - {sql_file: a.sql, sql: SELECT 1}\n  - {target: [1, 2]}\n"
+        "  - {target: ods.t, rows: lots}\n"
+    )
+    with pytest.raises(ManifestError):
+        load_manifest(tmp_path / "no_entries.yaml")
+    manifest = load_manifest(tmp_path / "bad_rows.yaml")
+    assert [(i.line, i.level) for i in manifest.issues] == [(2, "error"), (3, "error"), (4, "error"), (5, "warning")]
+    assert [e.targets for e in manifest.entries] == [("ods.t",)]
+    runner = CliRunner()
+    outcome = runner.invoke(cli, ["harvest", "--manifest", str(tmp_path / "no_entries.yaml"), "--store", "x.lin"])
+    assert outcome.exit_code == 2 and "entries" in outcome.output
+    assert runner.invoke(cli, ["harvest"]).exit_code == 2
+
+
+def test_results_do_not_depend_on_the_number_of_workers(tmp_path) -> None:
+    manifest = load_manifest(OOZIE / "manifest.yaml")
+    one = harvest(manifest=manifest, jobs=1)
+    three = harvest(manifest=manifest, jobs=3)
+    assert one.graph.edges == three.graph.edges and one.graph.kinds == three.graph.kinds
+    assert one.graph.containers == three.graph.containers and one.issues == three.issues
+
+
+# ----------------------------------------------------------------------------- generated warehouses
+
+
+@pytest.mark.parametrize("dialect", ["hive", "snowflake"])
+def test_templated_generated_warehouse_reproduces_the_ground_truth(tmp_path, dialect) -> None:
+    out = generate_warehouse(tmp_path / "wh", "--tables", "80", "--dialect", dialect, "--templated")
+    manifest = load_manifest(out / "manifest.yaml")
+    assert manifest.variables and manifest.dialect == dialect  # its vars_file, honoured
+    result = harvest([out / "ddl"], manifest=manifest, schema=SchemaCatalog.from_file(out / "schema.json"), jobs=2)
+    assert result.issues == []
+    truth = json.loads((out / "ground_truth.json").read_text())
+    assert _table_edges(result.graph) == {tuple(edge) for edge in truth["table_edges"]}
+    columns = json.loads((out / "ground_truth_columns.json").read_text())
+    projection, predicate = _column_triples(result.graph)
+    assert projection == {tuple(edge) for edge in columns["projection"]}
+    assert predicate == {tuple(edge) for edge in columns["predicate"]}
+    assert not [n for n, k in result.graph.kinds.items() if k is NodeKind.PARAMETERIZED]
+    workflows = {n for n, k in result.graph.kinds.items() if k is NodeKind.WORKFLOW}
+    assert workflows == {entry.workflow for entry in manifest.entries}
+
+
+def _table_edges(graph) -> set[tuple[str, str]]:
+    return {(source, target) for source, target, _ in _flows(graph)}
+
+
+def _column_triples(graph) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
+    order = ["IDENTITY", "TRANSFORMATION", "TRANSFORMATION_MASKING", "AGGREGATION", "AGGREGATION_MASKING"]
+    best: dict[tuple[str, str], int] = {}
+    predicate = set()
+    for (source, target, kind, _), flags in graph.edges.items():
+        names = [s.name for s in Subtype if flags & s.bit]
+        if kind is EdgeType.PROJECTION:
+            best[(source, target)] = max(best.get((source, target), 0), *(order.index(n) for n in names))
+        elif kind is EdgeType.PREDICATE:
+            predicate |= {(source, target, name) for name in names}
+    return {(s, t, order[i]) for (s, t), i in best.items()}, predicate

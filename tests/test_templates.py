@@ -1,0 +1,177 @@
+"""Templates: Jinja with line numbers kept, unknown macros, placeholders left without a value, defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from lineage_cli import parse_sql
+from lineage_cli.cli import cli
+from lineage_cli.harvest.batch import harvest
+from lineage_cli.harvest.harvester import analyze_template
+from lineage_cli.harvest.templates import render
+from lineage_cli.model import EdgeType, Graph, NodeKind
+from tests.storeview import read_store
+
+
+def statements(sql: str, dialect: str = "hive", **options) -> list[tuple[int, list[str], list[str]]]:
+    script = analyze_template(sql, "t.sql", dialect, **options)
+    return [(s.line, s.targets, s.sources) for s in script.lineage]
+
+
+def messages(sql: str, dialect: str = "hive", **options) -> list[tuple[int, str, str]]:
+    return [(i.line, i.level, i.message) for i in analyze_template(sql, "t.sql", dialect, **options).issues]
+
+
+# ----------------------------------------------------------------------------- Jinja and line numbers
+
+
+def test_an_if_block_without_value_keeps_the_later_line_numbers() -> None:
+    sql = (
+        "{% if full %}\nTRUNCATE TABLE a.t;\n{% else %}\nDELETE FROM a.t WHERE 1 = 1;\n{% endif %}\n"
+        "INSERT INTO a.t SELECT * FROM b.s;"
+    )
+    assert statements(sql) == [(4, ["a.t"], ["a.t"]), (6, ["a.t"], ["b.s"])]
+    assert statements(sql, variables={"full": "yes"}) == [(6, ["a.t"], ["b.s"])]
+
+
+def test_a_for_loop_gives_each_statement_the_line_of_its_body() -> None:
+    sql = "-- loads\n{% for r in ['eu', 'us'] %}\nINSERT INTO mart.sales_{{ r }}\nSELECT * FROM ods.sales_{{ r }};\n"
+    sql += "{% endfor %}\n"
+    assert statements(sql) == [(3, ["mart.sales_eu"], ["ods.sales_eu"]), (3, ["mart.sales_us"], ["ods.sales_us"])]
+
+
+def test_two_statements_from_one_line_get_distinct_transformations(tmp_path) -> None:
+    (tmp_path / "loop.sql").write_text(
+        "{% for r in ['eu', 'us'] %}\nINSERT INTO m.s_{{ r }} SELECT x FROM o.s;\n{% endfor %}"
+    )
+    graph = harvest([tmp_path], "hive").graph
+    steps = sorted(name.rsplit("/", 1)[-1] for name, kind in graph.kinds.items() if kind is NodeKind.TRANSFORMATION)
+    assert steps == ["loop.sql:2", "loop.sql:2#2"]
+
+
+def test_whitespace_control_multi_line_tags_and_comments_keep_lines() -> None:
+    sql = (
+        "{{ config(\n  materialized='table'\n) }}\n"  # lines 1-3: a call spanning lines
+        "{# a comment\n   on two lines #}\n"  # lines 4-5
+        "{%- set src = 'stg.s' -%}\n"  # line 6: whitespace control
+        "INSERT INTO a.t\n"  # line 7
+        "SELECT * FROM {{ src }};\n"
+        "{%- if true %}\nINSERT INTO a.u SELECT * FROM a.t;\n{% endif -%}\n"  # lines 9-11
+    )
+    assert statements(sql) == [(7, ["a.t"], ["stg.s"]), (10, ["a.u"], ["a.t"])]
+
+
+def test_unknown_macros_filters_and_tests_are_warnings_with_their_line() -> None:
+    sql = (
+        "INSERT INTO a.t\nSELECT s.id,\n  {{ cents_to_dollars('s.amount') }} AS amount,\n"
+        "  '{{ run_date | fancy_date }}' AS d\nFROM s.s s\n{% if x is weird %}WHERE 1 = 0{% endif %};"
+    )
+    assert messages(sql, variables={"run_date": "2024-01-31"}) == [
+        (3, "warning", "unknown Jinja macro cents_to_dollars: rendered as a placeholder"),
+        (4, "warning", "unknown Jinja filter fancy_date: ignored"),
+        (6, "warning", "unknown Jinja test weird: ignored"),
+    ]
+    assert statements(sql) == [(1, ["a.t"], ["s.s"])]
+
+
+def test_a_template_jinja_cannot_read_is_reported_and_its_placeholders_still_filled() -> None:
+    sql = "INSERT INTO ${db}.t\nSELECT * FROM {{ src }}.s -- {% if %}\n;"
+    issues = messages(sql, variables={"db": "dwh", "src": "stg"})
+    assert [(line, level) for line, level, _ in issues] == [(2, "warning")]
+    assert issues[0][2].startswith("cannot render Jinja:")
+    assert statements(sql, variables={"db": "dwh", "src": "stg"}) == [(1, ["dwh.t"], ["stg.s"])]
+
+
+def test_dbt_functions_in_plain_sql() -> None:
+    sql = (
+        "{{ config(materialized='table') }}\nINSERT INTO {{ var('target_db', 'mart') }}.t\n"
+        "SELECT * FROM {{ ref('orders') }} o JOIN {{ source('raw', 'customers') }} c ON c.id = o.cid\n"
+        "{% if is_incremental() %}WHERE o.ts > (SELECT MAX(ts) FROM {{ this }}){% endif %}"
+    )
+    assert statements(sql) == [(2, ["mart.t"], ["default.orders", "raw.customers"])]
+    assert statements(sql, variables={"target_db": "dwh"})[0][1] == ["dwh.t"]
+    relations = {"ref:orders": '"db"."stg"."orders"', "source:raw.customers": "db.raw.customers"}
+    assert statements(sql, "postgres", relations=relations)[0][2] == ["db.raw.customers", "db.stg.orders"]
+
+
+# ----------------------------------------------------------------------------- placeholders without a value
+
+
+def test_every_placeholder_style_survives_in_a_name() -> None:
+    sql = (
+        "INSERT INTO ${hivevar:out}.t SELECT * FROM #src_schema#.t_orders a "
+        "JOIN ${hiveconf:db}.b ON a.k = b.k JOIN ${db2}.c ON c.k = a.k JOIN {{ dim }}.d ON d.k = a.k"
+    )
+    assert statements(sql) == [
+        (1, ["${hivevar:out}.t"], ["#src_schema#.t_orders", "${db2}.c", "${hiveconf:db}.b", "{{ dim }}.d"])
+    ]
+
+
+def harvest_one(folder: Path, sql: str, **options) -> Graph:
+    (folder / "x.sql").write_text(sql)
+    return harvest([folder], "hive", **options).graph
+
+
+def test_parameterized_datasets_are_nodes_of_their_own_kind(tmp_path) -> None:
+    graph = harvest_one(tmp_path, "INSERT INTO dwh.t SELECT s.a FROM #src#.s s")
+    assert graph.kinds["#src#.s"] is NodeKind.PARAMETERIZED and graph.kinds["#src#.s.a"] is NodeKind.COLUMN
+    assert graph.kinds["dwh.t"] is NodeKind.TABLE and graph.containers["#src#.s.a"] == "#src#.s"
+
+
+def test_a_value_placeholder_gives_no_edge_and_no_warning() -> None:
+    sql = "INSERT INTO dwh.t SELECT s.a FROM stg.s s JOIN stg.u u ON u.k = s.k WHERE s.b > ${low} AND u.c < #high#"
+    result = parse_sql(sql, dialect="hive")
+    assert result["warnings"] == []
+    assert {(c["source"], c["target"]) for c in result["statements"][0]["columns"]} == {
+        ("stg.s.a", "dwh.t.a"),
+        ("stg.s.b", "dwh.t"),
+        ("stg.s.k", "dwh.t"),
+        ("stg.u.c", "dwh.t"),
+        ("stg.u.k", "dwh.t"),
+    }
+
+
+def test_a_table_created_under_a_placeholder_is_known_to_other_files(tmp_path) -> None:
+    (tmp_path / "a.sql").write_text("CREATE TABLE #db#.base AS SELECT s.id, s.amount FROM stg.s s")
+    (tmp_path / "b.sql").write_text("INSERT INTO mart.r SELECT * FROM #db#.base")
+    result = harvest([tmp_path], "hive")
+    assert not [i for i in result.issues if i.level == "warning"]
+    projections = {(s, t) for (s, t, k, _) in result.graph.edges if k is EdgeType.PROJECTION}
+    assert ("#db#.base.amount", "mart.r.amount") in projections
+
+
+# ----------------------------------------------------------------------------- defaults
+
+
+def test_defaults_link_parameterized_tables_and_columns_to_the_real_ones(tmp_path) -> None:
+    graph = harvest_one(
+        tmp_path,
+        "INSERT INTO dwh.t SELECT s.a FROM #src#.s s JOIN ${lookup} l ON l.k = s.k",
+        defaults={"src": "STG", "lookup": "ref.lookup"},
+    )
+    defaults = {(s, t) for (s, t, k, _) in graph.edges if k is EdgeType.DEFAULT}
+    assert defaults == {
+        ("#src#.s", "stg.s"),
+        ("#src#.s.a", "stg.s.a"),
+        ("#src#.s.k", "stg.s.k"),
+        ("default.${lookup}", "ref.lookup"),
+        ("default.${lookup}.k", "ref.lookup.k"),
+    }
+    assert graph.kinds["stg.s"] is NodeKind.TABLE and graph.containers["stg.s.a"] == "stg.s"
+
+
+def test_a_value_beats_a_default_and_the_vars_file_holds_both(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "load.sql").write_text("INSERT INTO ${out}.t SELECT s.a FROM #src#.s s")
+    (tmp_path / "vars.yaml").write_text("out: dwh\ndefaults:\n  src: stg\n  out: never_used\n")
+    outcome = CliRunner().invoke(cli, ["harvest", "load.sql", "--vars", "vars.yaml", "--dialect", "hive", "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    view = read_store(tmp_path / ".lineage" / "graph.lin")
+    assert view.table_edges() == ["#src#.s -> dwh.t", "#src#.s -> stg.s DEFAULT"]
+
+
+def test_render_maps_lines_and_tokens_back() -> None:
+    out = render("{% if a %}\nX\n{% endif %}\nSELECT * FROM #s#.t", {})
+    assert out.source_line(2) == 4 and out.placeholders.restore(out.text.splitlines()[1]) == "SELECT * FROM #s#.t"
