@@ -14,6 +14,8 @@ import os
 import re
 import sys
 import zlib
+from bisect import bisect_right
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -116,20 +118,43 @@ class Store:
         return self.array("names")
 
     # -- nodes -------------------------------------------------------------------------------------
+    @cached_property
+    def _names_at(self) -> int:
+        """Where the string table starts in the file: names are sliced straight from the map (bytes)."""
+        return self._section("names").offset
+
     def name(self, node: int) -> str:
-        offsets = self._name_offsets
-        return str(self._names_blob[offsets[node] : offsets[node + 1]], "utf-8")
+        offsets, at = self._name_offsets, self._names_at
+        return self._map[at + offsets[node] : at + offsets[node + 1]].decode("utf-8")
+
+    def names_of(self, nodes: Iterable[int]) -> list[str]:
+        """The names of ``nodes``, in order: one call for the many names of an answer.
+
+        A numpy array of ids gets its offsets gathered by numpy; anything else is read entry by entry.
+        """
+        at, mapped = self._names_at, self._map
+        if hasattr(nodes, "take"):  # a numpy array (numpy is loaded then)
+            offsets = self.numpy_array("name_offsets")
+            starts, ends = (offsets.take(nodes) + at).tolist(), (offsets[1:].take(nodes) + at).tolist()
+        else:
+            offsets = self._name_offsets
+            return [mapped[at + offsets[n] : at + offsets[n + 1]].decode("utf-8") for n in nodes]
+        return [mapped[start:end].decode("utf-8") for start, end in zip(starts, ends, strict=True)]
 
     def kind(self, node: int) -> NodeKind:
         return NodeKind(self.kinds[node])
 
+    @cached_property
+    def _provenance_arrays(self) -> tuple[memoryview, memoryview, memoryview, memoryview]:
+        return self.array("node_file"), self.array("node_line"), self.array("file_offsets"), self.array("files")
+
     def provenance(self, node: int) -> tuple[str, int] | None:
-        file_index = self.array("node_file")[node]
+        node_file, node_line, file_offsets, files = self._provenance_arrays
+        file_index = node_file[node]
         if file_index < 0:
             return None
-        offsets = self.array("file_offsets")
-        file = str(self.array("files")[offsets[file_index] : offsets[file_index + 1]], "utf-8")
-        return file, self.array("node_line")[node]
+        file = str(files[file_offsets[file_index] : file_offsets[file_index + 1]], "utf-8")
+        return file, node_line[node]
 
     def container(self, node: int) -> int | None:
         parent = self.array("node_container")[node]
@@ -138,33 +163,57 @@ class Store:
     def find(self, name: str) -> int | None:
         """The id of the node called exactly ``name``: a binary search, ids being name ranks."""
         wanted = name.encode("utf-8")
-        offsets, blob = self._name_offsets, self._names_blob
+        offsets, at, mapped = self._name_offsets, self._names_at, self._map
         low, high = 0, self.node_count
         while low < high:
             middle = (low + high) // 2
-            if blob[offsets[middle] : offsets[middle + 1]].tobytes() < wanted:
+            if mapped[at + offsets[middle] : at + offsets[middle + 1]] < wanted:
                 low = middle + 1
             else:
                 high = middle
-        if low < self.node_count and blob[offsets[low] : offsets[low + 1]].tobytes() == wanted:
+        if low < self.node_count and mapped[at + offsets[low] : at + offsets[low + 1]] == wanted:
             return low
         return None
 
     def names(self) -> list[str]:
         """Every node name in id order (reads the whole string table)."""
-        return self._names_text.split("\n") if self.node_count else []
-
-    @cached_property
-    def _names_text(self) -> str:
-        """The string table as one newline-joined text, for pattern scans."""
-        blob = self._names_blob.tobytes()
-        offsets = self._name_offsets
-        return "\n".join(str(blob[offsets[i] : offsets[i + 1]], "utf-8") for i in range(self.node_count))
+        if not self.node_count:
+            return []
+        blob, offsets = self._names_blob, self._name_offsets.tolist()
+        bounds = zip(offsets[:-1], offsets[1:], strict=True)
+        text = str(blob, "utf-8")
+        if len(text) == len(blob):  # ASCII: character offsets are the byte offsets, slice the decoded text
+            return [text[start:end] for start, end in bounds]
+        return [str(blob[start:end], "utf-8") for start, end in bounds]
 
     def like(self, pattern: str) -> list[int]:
-        """Ids of the nodes whose name matches a SQL LIKE ``pattern`` (``%`` any run, ``_`` one character)."""
+        """Ids of the nodes whose name matches a SQL LIKE ``pattern`` (``%`` any run, ``_`` one character).
+
+        The mapped string table is searched for the pattern's longest literal part first (``mmap.find``, C
+        speed, nothing decoded) and only the names holding it are matched; a pattern without a literal, or
+        with one found in more than a quarter of the names, is matched against every name.
+        """
         matcher = like_regex(pattern)
-        return [index for index, name in enumerate(self.names()) if matcher.fullmatch(name)]
+        literal = longest_literal(pattern).encode("utf-8")
+        holding = self._holding(literal) if literal else None
+        if holding is None:
+            return [index for index, name in enumerate(self.names()) if matcher.fullmatch(name)]
+        return [node for node in holding if matcher.fullmatch(self.name(node))]
+
+    def _holding(self, literal: bytes) -> list[int] | None:
+        """Ids of the names that contain ``literal``, ascending; None past a quarter of all names."""
+        offsets, at, mapped = self._name_offsets, self._names_at, self._map
+        end, limit = at + offsets[self.node_count], self.node_count // 4
+        found: list[int] = []
+        position = mapped.find(literal, at, end)
+        while position >= 0:
+            node = bisect_right(offsets, position - at) - 1
+            found.append(node)
+            if len(found) > limit:
+                return None
+            # Later hits in this name add nothing; a hit running past its end is not in it (nor are later ones).
+            position = mapped.find(literal, at + offsets[node + 1], end)
+        return [node for node in found if mapped.find(literal, at + offsets[node], at + offsets[node + 1]) >= 0]
 
     # -- queries -------------------------------------------------------------------------------------
     def up(self, name_or_pattern: str, depth: int | None = None, **options: Any) -> LineageResult:
@@ -198,6 +247,26 @@ def like_regex(pattern: str) -> re.Pattern[str]:
         else:
             parts.append(re.escape(char))
     return re.compile("".join(parts))
+
+
+def longest_literal(pattern: str) -> str:
+    """The longest run of a LIKE pattern without wildcards (escapes resolved).
+
+    >>> longest_literal("%.t\\\\_sales%"), longest_literal("stg._x%")
+    ('.t_sales', 'stg.')
+    """
+    runs, current, escaped = [], [], False
+    for char in pattern:
+        if escaped or char not in "%_\\":
+            current.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            runs.append("".join(current))
+            current = []
+    runs.append("".join(current))
+    return max(runs, key=len)
 
 
 def _open(path: Path) -> BinaryIO:

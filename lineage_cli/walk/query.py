@@ -9,13 +9,12 @@ lineage walks projection edges, predicate edges on request.
 from __future__ import annotations
 
 import difflib
-from collections import defaultdict
 
-from lineage_cli.model import EdgeType, NodeKind, subtypes_from_flags
-from lineage_cli.store.layout import unpack_attributes
+from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.reader import Store
+from lineage_cli.walk import shape
 from lineage_cli.walk.columns import column_walk
-from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
+from lineage_cli.walk.result import LineageResult
 from lineage_cli.walk.traverse import Walk, bfs
 
 QUERYABLE = frozenset((NodeKind.TABLE, NodeKind.VIEW, NodeKind.COLUMN))
@@ -42,10 +41,12 @@ def resolve(store: Store, query: str) -> list[int]:
     """Start node ids for ``query``: an exact name, a name without its schema, or a LIKE pattern."""
     wanted = query.strip().lower()
     if "%" in wanted:
+        # `stg.%` means the stg tables, not also every stg column; columns when no dataset matches
         found = [n for n in store.like(wanted) if store.kind(n) in QUERYABLE]
+        datasets = [n for n in found if store.kind(n) is not NodeKind.COLUMN]
         if not found:
             raise NameNotFound(query, _closest(store, wanted.replace("%", "")))
-        return found
+        return datasets or found
     default_schema = store.meta.get("default_schema")
     for candidate in (wanted, f"{default_schema}.{wanted}" if default_schema else None):
         node = store.find(candidate) if candidate else None
@@ -80,51 +81,15 @@ def lineage(
 def fold_transformations(store: Store, walk: Walk) -> Walk:
     """Replace ``a -> t -> b`` by ``a -> b`` for every transformation ``t`` in the walk.
 
-    A dataset's hop count becomes the number of dataset-to-dataset hops.
+    A dataset's hop count becomes the number of dataset-to-dataset hops.  (In numpy for a vectorized walk.)
     """
-    kinds = store.kinds
-    inputs: dict[int, set[int]] = defaultdict(set)
-    outputs: dict[int, set[int]] = defaultdict(set)
-    direct: set[tuple[int, int]] = set()
-    for source, target in zip(walk.sources, walk.targets, strict=True):
-        if kinds[target] == TRANSFORMATION:
-            inputs[target].add(source)
-        elif kinds[source] == TRANSFORMATION:
-            outputs[source].add(target)
-        else:
-            direct.add((source, target))
-    pairs = direct | {(a, b) for t in inputs.keys() & outputs.keys() for a in inputs[t] for b in outputs[t]}
-    folded = Walk()
-    for node, hop in zip(walk.nodes, walk.hops, strict=True):
-        if kinds[node] != TRANSFORMATION:
-            folded.nodes.append(node)
-            folded.hops.append((hop + 1) // 2)
-    for source, target in sorted(pairs):
-        folded.sources.append(source)
-        folded.targets.append(target)
-        folded.attributes.append(EdgeType.FLOW)
-    return folded
+    return shape.fold(store, walk)
 
 
 def _result(store: Store, walk: Walk, starts: list[int], direction: str) -> LineageResult:
-    nodes = [_result_node(store, n, h) for n, h in zip(walk.nodes, walk.hops, strict=True)]
-    edges = set()
-    for source, target, attribute in zip(walk.sources, walk.targets, walk.attributes, strict=True):
-        edge_type, flags = unpack_attributes(attribute)
-        label = EdgeType(edge_type).label
-        edges.add(ResultEdge(store.name(source), store.name(target), label, tuple(subtypes_from_flags(flags))))
-    return LineageResult(
-        direction=direction,
-        roots=sorted(store.name(n) for n in starts),
-        nodes=sorted(nodes, key=lambda n: n.name),
-        edges=sorted(edges, key=lambda e: (e.source, e.target, e.type)),
-    )
-
-
-def _result_node(store: Store, node: int, depth: int) -> ResultNode:
-    provenance = store.provenance(node)
-    file, line = provenance if provenance else (None, None)
-    return ResultNode(store.name(node), store.kind(node).label, depth, file, line)
+    """The answer, as columns: ``ResultNode``/``ResultEdge`` objects are made only if someone reads them."""
+    roots = sorted(store.name(n) for n in starts)
+    return LineageResult(direction=direction, roots=roots, columns=shape.columns(store, walk))
 
 
 def _closest(store: Store, wanted: str) -> list[str]:

@@ -2,11 +2,16 @@
 
 Emitters consume ``LineageResult``; the walker produces it.  Edges always point in
 data-flow direction (source -> target), whatever the direction of the walk.
+
+A result can be built from ``ResultNode``/``ResultEdge`` lists or from ``ResultColumns`` (parallel lists
+of names, kinds, depths...).  The walker builds columns: a 100,000-edge answer written as JSON then never
+makes its 100,000 frozen dataclass objects (about a microsecond each); ``nodes`` and ``edges`` build them
+on first access, and from then on they are the answer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +31,127 @@ class ResultEdge:
     subtypes: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
+class ResultColumns:
+    """A result's nodes and edges as parallel lists, in the result's order.
+
+    ``files``/``lines`` are empty when no node has provenance.  (A plain class: a dataclass costs its
+    module a millisecond of start-up, and ``lineage up`` is a start-up-bound command.)
+    """
+
+    __slots__ = ("names", "kinds", "depths", "files", "lines", "sources", "targets", "types", "subtypes")
+
+    def __init__(
+        self,
+        names: list[str] | None = None,
+        kinds: list[str] | None = None,
+        depths: list[int] | None = None,
+        files: list[str | None] | None = None,
+        lines: list[int | None] | None = None,
+    ) -> None:
+        self.names: list[str] = names or []
+        self.kinds: list[str] = kinds or []
+        self.depths: list[int] = depths or []
+        self.files: list[str | None] = files or []
+        self.lines: list[int | None] = lines or []
+        self.sources: list[str] = []
+        self.targets: list[str] = []
+        self.types: list[str] = []
+        self.subtypes: list[tuple[str, ...]] = []
+
+    @classmethod
+    def of(cls, nodes: list[ResultNode], edges: list[ResultEdge]) -> ResultColumns:
+        columns = cls()
+        columns.set_nodes(nodes)
+        columns.set_edges(edges)
+        return columns
+
+    def set_nodes(self, nodes: list[ResultNode]) -> None:
+        self.names = [n.name for n in nodes]
+        self.kinds = [n.kind for n in nodes]
+        self.depths = [n.depth for n in nodes]
+        has_file = any(n.file is not None for n in nodes)
+        self.files = [n.file for n in nodes] if has_file else []
+        self.lines = [n.line for n in nodes] if has_file else []
+
+    def set_edges(self, edges: list[ResultEdge]) -> None:
+        self.sources = [e.source for e in edges]
+        self.targets = [e.target for e in edges]
+        self.types = [e.type for e in edges]
+        self.subtypes = [e.subtypes for e in edges]
+
+    def node_objects(self) -> list[ResultNode]:
+        if not self.files:
+            return list(map(ResultNode, self.names, self.kinds, self.depths))
+        return list(map(ResultNode, self.names, self.kinds, self.depths, self.files, self.lines))
+
+    def edge_objects(self) -> list[ResultEdge]:
+        return list(map(ResultEdge, self.sources, self.targets, self.types, self.subtypes))
+
+
 class LineageResult:
-    direction: str  # "up", "down" or "path"
-    roots: list[str]
-    nodes: list[ResultNode] = field(default_factory=list)
-    edges: list[ResultEdge] = field(default_factory=list)
+    """The nodes and edges of one query, with the walk's direction and the queried nodes."""
+
+    __slots__ = ("direction", "roots", "_nodes", "_edges", "_columns")
+
+    def __init__(
+        self,
+        direction: str,  # "up", "down" or "path"
+        roots: list[str],
+        nodes: list[ResultNode] | None = None,
+        edges: list[ResultEdge] | None = None,
+        columns: ResultColumns | None = None,
+    ) -> None:
+        self.direction = direction
+        self.roots = roots
+        self._columns = columns if columns is not None else ResultColumns()
+        self._nodes = nodes if nodes is not None or columns is not None else []
+        self._edges = edges if edges is not None or columns is not None else []
+
+    @property
+    def nodes(self) -> list[ResultNode]:
+        if self._nodes is None:
+            self._nodes = self._columns.node_objects()
+        return self._nodes
+
+    @nodes.setter
+    def nodes(self, nodes: list[ResultNode]) -> None:
+        self._nodes = nodes
+
+    @property
+    def edges(self) -> list[ResultEdge]:
+        if self._edges is None:
+            self._edges = self._columns.edge_objects()
+        return self._edges
+
+    @edges.setter
+    def edges(self, edges: list[ResultEdge]) -> None:
+        self._edges = edges
+
+    @property
+    def node_count(self) -> int:
+        return len(self._columns.names) if self._nodes is None else len(self._nodes)
+
+    @property
+    def edge_count(self) -> int:
+        return len(self._columns.sources) if self._edges is None else len(self._edges)
+
+    def columns(self) -> ResultColumns:
+        """The answer as columns; made from ``nodes``/``edges`` once those exist (they may have been edited)."""
+        columns = self._columns
+        if self._nodes is None and self._edges is None:
+            return columns
+        fresh = ResultColumns()
+        if self._nodes is None:
+            fresh.names, fresh.kinds, fresh.depths = columns.names, columns.kinds, columns.depths
+            fresh.files, fresh.lines = columns.files, columns.lines
+        else:
+            fresh.set_nodes(self._nodes)
+        if self._edges is None:
+            fresh.sources, fresh.targets = columns.sources, columns.targets
+            fresh.types, fresh.subtypes = columns.types, columns.subtypes
+        else:
+            fresh.set_edges(self._edges)
+        return fresh
 
     def node(self, name: str) -> ResultNode | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -44,6 +164,20 @@ class LineageResult:
             "nodes": [_node_dict(n) for n in self.nodes],
             "edges": [_edge_dict(e) for e in self.edges],
         }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LineageResult):
+            return NotImplemented
+        mine = (self.direction, self.roots, self.nodes, self.edges)
+        return mine == (other.direction, other.roots, other.nodes, other.edges)
+
+    __hash__ = None  # type: ignore[assignment] - mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return (
+            f"LineageResult(direction={self.direction!r}, roots={self.roots!r}, "
+            f"{self.node_count} nodes, {self.edge_count} edges)"
+        )
 
 
 def _node_dict(node: ResultNode) -> dict[str, object]:

@@ -38,7 +38,7 @@ def run_walk(
     if output:
         with open(output, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
-        print(f"{len(result.nodes)} nodes, {len(result.edges)} edges -> {output}", file=sys.stderr)
+        print(f"{result.node_count} nodes, {result.edge_count} edges -> {output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

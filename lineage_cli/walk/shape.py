@@ -1,0 +1,314 @@
+"""From a walk to the answer: fold transformations away, name nodes and edges, dedupe and sort.
+
+Node ids are the ranks of the node names, so sorting by id sorts by name and the answer's order costs
+integer sorts only.  A vectorized walk (numpy arrays, from a wide walk) is shaped in numpy, a small one in
+plain Python so that a cold query that never needed numpy does not import it here either.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from operator import itemgetter, lt
+from typing import TYPE_CHECKING, Any
+
+from lineage_cli.model import EdgeType, NodeKind, Subtype, subtypes_from_flags
+from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
+from lineage_cli.store.reader import Store
+from lineage_cli.walk.result import ResultColumns
+from lineage_cli.walk.traverse import Walk
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TRANSFORMATION = int(NodeKind.TRANSFORMATION)
+FLOW = pack_attributes(EdgeType.FLOW, 0)
+KNOWN_FLAGS = sum(s.bit for s in Subtype)  # other flag bits do not show in an answer, so they cannot split an edge
+# An answer lists edges by source, target, then type *label*; this ranks types in label order.
+LABEL_RANK = {int(t): rank for rank, t in enumerate(sorted(EdgeType, key=lambda t: t.label))}
+
+
+# -- folding -----------------------------------------------------------------------------------------------
+def fold(store: Store, walk: Walk) -> Walk:
+    """Replace ``a -> t -> b`` by ``a -> b`` (type flow) for every transformation ``t`` in the walk.
+
+    A dataset's hop count becomes the number of dataset-to-dataset hops.
+    """
+    return _fold_arrays(store, walk) if walk.vectorized else _fold_lists(store, walk)
+
+
+def _fold_lists(store: Store, walk: Walk) -> Walk:
+    kinds = store.kinds
+    if TRANSFORMATION not in set(map(kinds.__getitem__, walk.nodes)):
+        # Direct flow only (imported lineage): edge ends are walked nodes, so no edge touches a statement.
+        ordered = sorted(set(zip(walk.sources, walk.targets, strict=True)))
+        return Walk(
+            nodes=list(walk.nodes),
+            hops=[(hop + 1) // 2 for hop in walk.hops],
+            sources=[source for source, _ in ordered],
+            targets=[target for _, target in ordered],
+            attributes=[FLOW] * len(ordered),
+        )
+    inputs: dict[int, set[int]] = defaultdict(set)
+    outputs: dict[int, set[int]] = defaultdict(set)
+    direct: set[tuple[int, int]] = set()
+    for source, target in zip(walk.sources, walk.targets, strict=True):
+        if kinds[target] == TRANSFORMATION:
+            inputs[target].add(source)
+        elif kinds[source] == TRANSFORMATION:
+            outputs[source].add(target)
+        else:
+            direct.add((source, target))
+    pairs = direct | {(a, b) for t in inputs.keys() & outputs.keys() for a in inputs[t] for b in outputs[t]}
+    kept = [
+        (node, (hop + 1) // 2) for node, hop in zip(walk.nodes, walk.hops, strict=True) if kinds[node] != TRANSFORMATION
+    ]
+    ordered = sorted(pairs)
+    return Walk(
+        nodes=[node for node, _ in kept],
+        hops=[hop for _, hop in kept],
+        sources=[source for source, _ in ordered],
+        targets=[target for _, target in ordered],
+        attributes=[FLOW] * len(ordered),
+    )
+
+
+def _fold_arrays(store: Store, walk: Walk) -> Walk:
+    import numpy as np
+
+    nodes, hops, sources, targets, _ = walk.columns()
+    kinds = store.numpy_array("node_kind")
+    into_step = kinds.take(targets) == TRANSFORMATION
+    from_step = ~into_step & (kinds.take(sources) == TRANSFORMATION)
+    direct = ~(into_step | from_step)
+    # a -> t and t -> b meet on t: every input of t pairs with every output of t
+    step_in, a = _distinct_pairs(targets[into_step], sources[into_step])
+    step_out, b = _distinct_pairs(sources[from_step], targets[from_step])
+    low = np.searchsorted(step_out, step_in, side="left")
+    count = np.searchsorted(step_out, step_in, side="right") - low
+    joined_a = np.repeat(a, count)
+    joined_b = b.take(_expand(low, count))
+    folded_s, folded_t = _distinct_pairs(
+        np.concatenate((sources[direct], joined_a)), np.concatenate((targets[direct], joined_b))
+    )
+    dataset = kinds.take(nodes) != TRANSFORMATION
+    return Walk(
+        nodes=nodes[dataset],
+        hops=(hops[dataset] + 1) // 2,
+        sources=folded_s,
+        targets=folded_t,
+        attributes=np.full(folded_s.size, FLOW, dtype=np.uint16),
+    )
+
+
+def _distinct_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``(first, second)`` pairs, sorted."""
+    import numpy as np
+
+    key = _sorted_distinct((first.astype(np.int64) << 32) | second.astype(np.int64))
+    return (key >> 32).astype(np.int32), (key & 0xFFFFFFFF).astype(np.int32)
+
+
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` by sorting: numpy 2's hash-based unique is many times slower on int64 keys."""
+    import numpy as np
+
+    values = np.sort(values)
+    if values.size < 2:
+        return values
+    first = np.empty(values.size, dtype=np.bool_)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return values.compress(first)
+
+
+def _expand(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[i], starts[i] + 1, ..., starts[i] + counts[i] - 1`` for every ``i``, concatenated."""
+    import numpy as np
+
+    total = int(counts.sum())
+    index = np.arange(total, dtype=np.int64)
+    index += np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return index
+
+
+# -- naming --------------------------------------------------------------------------------------------------
+def columns(store: Store, walk: Walk) -> ResultColumns:
+    """The walk's nodes (by name) and distinct edges (by source, target, type, subtypes) as answer columns."""
+    return _columns_of_arrays(store, walk) if walk.vectorized else _columns_of_lists(store, walk)
+
+
+def _columns_of_lists(store: Store, walk: Walk) -> ResultColumns:
+    visits = sorted(zip(walk.nodes, walk.hops, strict=True), key=itemgetter(0))  # id order is name order
+    ids = [node for node, _ in visits]
+    names = _Names(store, ids)
+    labels = _kind_labels()
+    answer = ResultColumns(
+        names=names.listed,
+        kinds=_checked([labels[k] for k in map(store.kinds.__getitem__, ids)]),
+        depths=[hop for _, hop in visits],
+    )
+    if ids and max(map(store.array("node_file").__getitem__, ids)) >= 0:
+        _add_provenance(store, ids, answer)
+    sources, targets, details = _sorted_edges(walk)
+    answer.sources = list(map(names.__getitem__, sources))
+    answer.targets = list(map(names.__getitem__, targets))
+    shown = {detail: _shown(detail) for detail in set(details)}
+    answer.types = [shown[d][0] for d in details]
+    answer.subtypes = [shown[d][1] for d in details]
+    return answer
+
+
+def _sorted_edges(walk: Walk) -> tuple[list[int], list[int], list[int]]:
+    """Sources, targets and details (type label rank << 16 | flags) of the distinct edges in answer order.
+
+    A folded walk's edges are already in that order, all of one detail: checked, then taken as they are.
+    """
+    details = {a: _detail(a) for a in set(walk.attributes)}
+    sources, targets = walk.sources, walk.targets
+    if len(details) == 1:
+        pairs = list(zip(sources, targets, strict=True))
+        if all(map(lt, pairs, pairs[1:])):
+            return sources, targets, [next(iter(details.values()))] * len(pairs)
+    edges = sorted({(s, t, details[a]) for s, t, a in _edge_rows(walk)})
+    return [s for s, _, _ in edges], [t for _, t, _ in edges], [d for _, _, d in edges]
+
+
+def _detail(attributes: int) -> int:
+    kind = attributes & TYPE_MASK
+    return LABEL_RANK.get(kind, 16 + kind) << 16 | (attributes >> TYPE_BITS) & KNOWN_FLAGS
+
+
+def _shown(detail: int) -> tuple[str, tuple[str, ...]]:
+    """The type label and subtypes a ``_detail`` value stands for."""
+    rank, flags = detail >> 16, detail & 0xFFFF
+    kind = next((k for k, r in LABEL_RANK.items() if r == rank), rank - 16)
+    return _edge_label(kind), _subtypes(flags)
+
+
+def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
+    import numpy as np
+
+    nodes, hops, sources, targets, attributes = walk.columns()
+    order = np.argsort(nodes, kind="stable")  # id order is name order
+    ids = nodes.take(order)
+    names = store.names_of(ids)
+    kind_labels = np.array(_kind_labels(), dtype=object)
+    answer = ResultColumns(
+        names=names,
+        kinds=_checked(kind_labels.take(store.numpy_array("node_kind").take(ids)).tolist()),
+        depths=hops.take(order).tolist(),
+    )
+    if (store.numpy_array("node_file").take(ids) >= 0).any():
+        _add_provenance(store, ids.tolist(), answer)
+    pairs, kinds, flags = _distinct_edges(sources, targets, attributes)
+    named = np.array(names, dtype=object)
+    answer.sources = _names_of(store, ids, named, (pairs >> 32).astype(np.int32))
+    answer.targets = _names_of(store, ids, named, (pairs & 0xFFFFFFFF).astype(np.int32))
+    answer.types = _lookup(kinds, _edge_label)
+    answer.subtypes = _lookup(flags, _subtypes)
+    return answer
+
+
+def _distinct_edges(
+    sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct edges in answer order: ``source << 32 | target`` keys, types and subtype flags.
+
+    Two int64 keys, (source, target) and (type label rank, flags); when every edge has the same type and
+    flags, as folded table lineage has, sorting the first suffices, and a sorted one is not sorted again.
+    """
+    import numpy as np
+
+    pairs = (sources.astype(np.int64) << 32) | targets.astype(np.int64)
+    kinds = (attributes & TYPE_MASK).astype(np.int64)
+    flags = (attributes >> TYPE_BITS).astype(np.int64) & KNOWN_FLAGS
+    ranks = np.array([LABEL_RANK.get(k, 16 + k) for k in range(TYPE_MASK + 1)]).take(kinds)
+    detail = (ranks << 16) | flags
+    if detail.size == 0 or bool((detail == detail[0]).all()):
+        if not bool((pairs[1:] > pairs[:-1]).all()):
+            pairs = _sorted_distinct(pairs)
+        return pairs, kinds[: pairs.size], flags[: pairs.size]
+    order = np.lexsort((detail, pairs))
+    pairs, detail, kinds, flags = pairs.take(order), detail.take(order), kinds.take(order), flags.take(order)
+    distinct = np.ones(pairs.size, dtype=np.bool_)
+    np.not_equal(pairs[1:], pairs[:-1], out=distinct[1:])
+    distinct[1:] |= detail[1:] != detail[:-1]
+    return pairs.compress(distinct), kinds.compress(distinct), flags.compress(distinct)
+
+
+def _names_of(store: Store, ids: np.ndarray, names: np.ndarray, nodes: np.ndarray) -> list[str]:
+    """Names of ``nodes``: from the walk's named nodes (``ids`` sorted, ``names`` an object array) if all are."""
+    import numpy as np
+
+    position = np.minimum(np.searchsorted(ids, nodes), max(ids.size - 1, 0))
+    if ids.size and bool((ids.take(position) == nodes).all()):
+        return names.take(position).tolist()
+    return store.names_of(nodes)  # an edge end that is not a walked node: name it from the store
+
+
+def _lookup(values: np.ndarray, make: Any) -> list[Any]:  # noqa: ANN401 - the values' labels
+    """``[make(v) for v in values]`` for small non-negative ints, calling ``make`` once per distinct value."""
+    import numpy as np
+
+    if values.size == 0 or bool((values == values[0]).all()):
+        return [make(int(values[0]))] * values.size if values.size else []
+    present = np.flatnonzero(np.bincount(values))
+    table = np.empty(int(present[-1]) + 1, dtype=object)
+    table[present] = [make(v) for v in present.tolist()]
+    return table.take(values).tolist()
+
+
+class _Names(dict[int, str]):
+    """Node id -> name for the walk's nodes; other ids are read from the store on first use."""
+
+    def __init__(self, store: Store, ids: list[int]) -> None:
+        self.store = store
+        self.listed = store.names_of(ids)
+        super().__init__(zip(ids, self.listed, strict=True))
+
+    def __missing__(self, node: int) -> str:
+        name = self[node] = self.store.name(node)
+        return name
+
+
+def _add_provenance(store: Store, ids: list[int], answer: ResultColumns) -> None:
+    """Files and lines of the nodes that have them (transformations), if any does."""
+    provenance = [store.provenance(n) for n in ids]
+    if any(p is not None for p in provenance):
+        answer.files = [p[0] if p else None for p in provenance]
+        answer.lines = [p[1] if p else None for p in provenance]
+
+
+def _edge_rows(walk: Walk) -> Any:  # noqa: ANN401 - an iterator of (source, target, attributes)
+    return zip(walk.sources, walk.targets, walk.attributes, strict=True)
+
+
+_LABELS: list[str | None] = []
+_SUBTYPES: dict[int, tuple[str, ...]] = {}
+
+
+def _kind_labels() -> list[str | None]:
+    """Node kind labels indexed by the stored kind value, None for a value no kind has."""
+    if not _LABELS:
+        known = {int(k): k.label for k in NodeKind}
+        _LABELS.extend(known.get(value) for value in range(256))
+    return _LABELS
+
+
+def _checked(labels: list[str | None]) -> list[str]:
+    """``labels``, or the error ``NodeKind(value)`` gives for a kind byte no kind has (a damaged store)."""
+    if None in labels:
+        raise ValueError("a node of the walk has a kind this lineage does not know; the store may be damaged")
+    return labels  # type: ignore[return-value]
+
+
+def _edge_label(kind: int) -> str:
+    """``EdgeType(kind).label``; an unknown value raises ValueError, as ``EdgeType`` does."""
+    return EdgeType(kind).label
+
+
+def _subtypes(flags: int) -> tuple[str, ...]:
+    subtypes = _SUBTYPES.get(flags)
+    if subtypes is None:
+        subtypes = _SUBTYPES[flags] = tuple(subtypes_from_flags(flags))
+    return subtypes
