@@ -50,7 +50,12 @@ from lineage_cli.harvest.templates import render
 from lineage_cli.model import Issue
 from lineage_cli.profiles import load_profile
 
-_DDL_HINT = re.compile(rb"\bcreate\s+(?:or\s+replace\s+)?(?:\w+\s+){0,3}?table\b", re.IGNORECASE)
+# CREATE TABLE with a column list or LIKE: plain DDL.  A CTAS (CREATE TABLE t AS SELECT) does not match,
+# so the phase that looks for DDL skips the many files whose only CREATE TABLE selects rows.
+_DDL_HINT = re.compile(
+    rb"\bcreate\s+(?:or\s+replace\s+)?(?:\w+\s+){0,3}?table\s+(?:if\s+not\s+exists\s+)?[^\s(]+\s*(?:\(|like\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(slots=True)

@@ -348,7 +348,6 @@ def file_dialect(sql: str) -> str | None:
 
 def display_path(path: Path) -> str:
     """Paths are shown relative to the working directory when they are under it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, os.getcwd())
+    return Path(absolute if relative.startswith("..") else relative).as_posix()

@@ -73,12 +73,15 @@ def parse_script(
 def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
     if len(chunk) > limits.max_tokens:
         return f"statement has {len(chunk)} tokens (limit {limits.max_tokens}); skipped"
+    types = [token.token_type for token in chunk]
+    if types.count(TokenType.L_PAREN) <= limits.max_depth:  # cheap bound: depth never exceeds the count
+        return None
     depth = deepest = 0
-    for token in chunk:
-        if token.token_type is TokenType.L_PAREN:
+    for kind in types:
+        if kind is TokenType.L_PAREN:
             depth += 1
             deepest = max(deepest, depth)
-        elif token.token_type is TokenType.R_PAREN:
+        elif kind is TokenType.R_PAREN:
             depth -= 1
     if deepest > limits.max_depth:
         return f"statement nests {deepest} levels deep (limit {limits.max_depth}); skipped"
@@ -86,16 +89,13 @@ def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
 
 
 def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
-    chunk: list[Token] = []
-    for token in tokens:
-        if token.token_type is TokenType.SEMICOLON:
-            if chunk:
-                yield chunk
-            chunk = []
-        else:
-            chunk.append(token)
-    if chunk:
-        yield chunk
+    semicolon = TokenType.SEMICOLON
+    cuts = [index for index, token in enumerate(tokens) if token.token_type is semicolon]
+    start = 0
+    for cut in [*cuts, len(tokens)]:
+        if cut > start:
+            yield tokens[start:cut]
+        start = cut + 1
 
 
 def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> ParsedStatement:

@@ -56,6 +56,9 @@ class Context:
     profile: DialectProfile
     default_schema: str | None = None
     cte_names: set[str] = field(default_factory=set)
+    # the statement under analysis and its Table nodes, gathered in the same walk as its CTE names
+    statement: exp.Expression | None = None
+    statement_tables: list[exp.Table] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.default_schema is None:
@@ -90,9 +93,20 @@ def analyze_statement(expression: exp.Expression, ctx: Context) -> StatementLine
     >>> (lineage.type, lineage.targets, lineage.sources)
     ('insert', ['dwh.t'], ['stg.a', 'stg.b'])
     """
-    ctx.cte_names = {ctx.profile.fold(cte.alias_or_name) for cte in expression.find_all(exp.CTE)}
+    _survey(expression, ctx)
     handler = HANDLERS.get(type(expression))
     return handler(expression, ctx) if handler else None
+
+
+def _survey(expression: exp.Expression, ctx: Context) -> None:
+    """One walk of the statement for what every handler needs: its CTE names and its Table nodes."""
+    tables, ctes = [], set()
+    for node in expression.walk():
+        if isinstance(node, exp.Table):
+            tables.append(node)
+        elif isinstance(node, exp.CTE):
+            ctes.add(ctx.profile.fold(node.alias_or_name))
+    ctx.statement, ctx.statement_tables, ctx.cte_names = expression, tables, ctes
 
 
 def _use(statement: exp.Use, ctx: Context) -> None:
@@ -215,11 +229,8 @@ def _read_tables(node: exp.Expression | None, ctx: Context, skip: Iterable[exp.T
     if node is None:
         return []
     skipped = {id(t) for t in skip}
-    names = {
-        ctx.table_name(table)
-        for table in node.find_all(exp.Table)
-        if id(table) not in skipped and _is_dataset(table, ctx)
-    }
+    tables = ctx.statement_tables if node is ctx.statement else node.find_all(exp.Table)
+    names = {ctx.table_name(table) for table in tables if id(table) not in skipped and _is_dataset(table, ctx)}
     return sorted(names)
 
 

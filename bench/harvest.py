@@ -1,0 +1,100 @@
+"""``make bench``, harvest part: statements per second, side by side with sqlglot's parse alone.
+
+On a generated warehouse (``../shared/bench/gen_warehouse.py``, cached in ``bench-out/``),
+one table: sqlglot parsing alone (the baseline: the least any SQL-parsing harvester pays),
+our table-level harvest, our column-level harvest (projection + predicate + subtypes) with
+one worker and with every core, and a cached re-harvest of the unchanged warehouse.
+Rates count the warehouse's lineage statements, as the issue's figures do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GEN = REPO / ".." / "shared" / "bench" / "gen_warehouse.py"
+OUT = REPO / "bench-out"
+
+
+def generate(tables: int, dialect: str) -> Path:
+    out = OUT / f"wh_{dialect}_{tables}"
+    if not (out / "ground_truth.json").is_file():
+        command = [sys.executable, str(GEN), "--tables", str(tables), "--dialect", dialect, "--out", str(out)]
+        subprocess.run(command, check=True, capture_output=True)
+    return out
+
+
+def best_of(runs: int, work: Callable[[], object]) -> float:
+    """The fastest of ``runs`` timings: the machine is shared, the minimum is the least disturbed."""
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        timings.append(time.perf_counter() - started)
+    return min(timings)
+
+
+def parse_alone(warehouse: Path, dialect: str) -> None:
+    import sqlglot
+
+    for path in sorted((warehouse / "sql").rglob("*.sql")):
+        sqlglot.parse(path.read_text(), read=dialect)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", type=int, default=2000)
+    parser.add_argument("--dialect", default="hive")
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args()
+
+    from lineage_cli.harvest.batch import harvest
+    from lineage_cli.harvest.schema import SchemaCatalog
+
+    warehouse = generate(args.tables, args.dialect)
+    statements = json.loads((warehouse / "ground_truth.json").read_text())["n_statements"]
+    schema = SchemaCatalog.from_file(warehouse / "schema.json")
+    cores = os.cpu_count() or 1
+    cache = OUT / "harvest-cache"
+
+    def run(jobs: int, columns: bool = True, cached: bool = False) -> Callable[[], object]:
+        def work() -> object:
+            if not cached:
+                shutil.rmtree(cache, ignore_errors=True)
+            return harvest(
+                [warehouse / "sql"], args.dialect, schema=schema, columns=columns, jobs=jobs, cache_dir=cache
+            )
+
+        return work
+
+    parse = best_of(args.runs, lambda: parse_alone(warehouse, args.dialect))
+    rows = [
+        ("sqlglot parse alone, 1 core", parse),
+        ("table-level harvest, 1 job", best_of(args.runs, run(1, columns=False))),
+        ("column-level harvest, 1 job", best_of(args.runs, run(1))),
+        (f"column-level harvest, {cores} jobs", best_of(args.runs, run(cores))),
+    ]
+    run(cores)()  # warm the cache
+    rows.append((f"column-level re-harvest, cached, {cores} jobs", best_of(args.runs, run(cores, cached=True))))
+    shutil.rmtree(cache, ignore_errors=True)
+
+    print(
+        f"harvest: {args.tables}-table {args.dialect} warehouse, {statements} lineage statements, best of {args.runs}"
+    )
+    print(f"{'':<46}{'seconds':>9}{'stmts/s':>10}{'cost vs parse':>15}")
+    for label, seconds in rows:
+        print(f"{label:<46}{seconds:>9.2f}{statements / seconds:>10.0f}{seconds / parse:>14.2f}x")
+    first, cached = rows[3][1], rows[4][1]
+    print(f"cached re-harvest is {first / cached:.1f}x faster than the first harvest ({cores} jobs)")
+
+
+if __name__ == "__main__":
+    main()
