@@ -196,3 +196,9 @@ def test_views_are_views_and_transformations_carry_provenance(tmp_path) -> None:
     steps = sorted(n for n, k in graph.kinds.items() if k is NodeKind.TRANSFORMATION)
     assert [graph.provenance[s].line for s in steps] == [3, 3]
     assert steps[0].endswith("v.sql:3") and steps[1].endswith("v.sql:3#2")
+
+
+def test_parse_errors_point_at_the_start_of_the_offending_token() -> None:
+    script = analyze_script("INSERT INTO a.t SELECT * FROM a.s;\nINSERT INTO a.u SELECT FROM WHERE;\n", "f.sql", "hive")
+    (error,) = script.issues
+    assert (error.line, error.col) == (2, 29)  # 'WHERE' spans columns 29-33

@@ -121,7 +121,9 @@ def _record_parse_error(statement: ParsedStatement, error: ParseError, first: To
     detail = error.errors[0] if error.errors else {}
     statement.error = _readable(str(detail.get("description") or error).splitlines()[0])
     statement.error_line = detail.get("line") or first.line
-    statement.error_col = detail.get("col") or first.col
+    # sqlglot's col is where the offending token ends; editors and annotations want where it starts
+    end, token = detail.get("col"), detail.get("highlight") or ""
+    statement.error_col = max(1, end - len(token) + 1) if end else first.col
 
 
 _TOKEN_REPR = re.compile(r"<Token token_type: [\w.]+, text: (.*?), line: \d+.*?>")
