@@ -17,6 +17,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
+# demo.svg needs Graphviz's `dot`: without it lineage says so and the demo still ends (the `-` prefix).
 demo: install
 	$(BIN)/lineage harvest fixtures/sql/warehouse --store $(DEMO_STORE)
 	@echo; echo '$$ lineage up mart.sales_daily'
@@ -27,6 +28,8 @@ demo: install
 	@$(BIN)/lineage up mart.sales_daily.revenue_usd --store $(DEMO_STORE) --format tree
 	@echo; echo '$$ lineage up mart.sales_daily -o demo.graphml'
 	@$(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) -o demo.graphml
+	@echo; echo '$$ lineage up mart.sales_daily -o demo.svg'
+	-@$(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) -o demo.svg
 
 test: install
 	$(BIN)/python -m pytest
@@ -43,4 +46,4 @@ lint: install
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .lineage demo.graphml bench-out .pytest_cache
+	rm -rf $(VENV) .lineage demo.graphml demo.svg bench-out .pytest_cache

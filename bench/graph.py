@@ -46,6 +46,7 @@ if str(REPO) not in sys.path:  # run as a script: import the working tree's pack
 
 from lineage_cli.model import EdgeType, NodeKind  # noqa: E402
 from lineage_cli.store.layout import TYPE_MASK, pack_attributes  # noqa: E402
+from lineage_cli.walk.traverse import slice_part  # noqa: E402
 
 if TYPE_CHECKING:  # numpy stays out of the SQLite worker's peak RSS
     import numpy as np
@@ -63,7 +64,6 @@ SIZES = {"g1m": (1_000_000, 5_000_000), "g100k": (100_000, 500_000)}
 GEN_TYPES = {1: EdgeType.FLOW, 2: EdgeType.PROJECTION, 4: EdgeType.PREDICATE, 8: EdgeType.CONTAINS}
 TABLE_FLOW = (EdgeType.READ, EdgeType.WRITE, EdgeType.FLOW)  # what `lineage up/down TABLE` follows
 EVERY_TYPE = tuple(EdgeType)  # "everything": the walk then skips the type check, and so does the C BFS
-EVERY_BIT = sum(1 << t for t in EVERY_TYPE)
 DEEP = ("a", "b", "c", "d")  # the deep queries the targets are about
 TARGETS = {"sqlite": 25.0, "c": 3.0, "up": 0.100, "down": 0.300, "import": 60.0, "bytes": 16.0}
 
@@ -271,19 +271,20 @@ def engine_c(spec: dict[str, Any], chosen: list[Query], repeat: int) -> dict[str
     results: dict[str, Any] = {}
     for query in chosen:
         prefix = "fwd" if query.direction == "down" else "bwd"
-        arrays = [store.numpy_array(f"{prefix}_{part}") for part in ("offsets", "node", "attr")]
-        follow_all = query.mask & EVERY_BIT == EVERY_BIT  # as bfs does: no type check then
-        seconds, (nodes, edges) = measure(lambda q=query, a=arrays, f=follow_all: c_bfs(library, a, q, f), repeat)
+        arrays = [store.numpy_array(f"{prefix}_{part}") for part in ("offsets", "split", "node", "attr")]
+        # as bfs does: the part of each slice the mask needs, and no type check when it keeps all of it
+        part = slice_part(query.mask)
+        seconds, (nodes, edges) = measure(lambda q=query, a=arrays, p=part: c_bfs(library, a, q, p), repeat)
         results[query.key] = {"walk": seconds, "nodes": nodes, "edges": edges}
     results["rss"] = peak_rss_mb()
     return results
 
 
-def c_bfs(library: ctypes.CDLL, arrays: list[np.ndarray], query: Query, follow_all: bool) -> tuple[int, int]:
+def c_bfs(library: ctypes.CDLL, arrays: list[np.ndarray], query: Query, part: tuple[int, bool]) -> tuple[int, int]:
     """One compiled walk, output arrays allocated here like ours are in ``bfs``."""
     import numpy as np
 
-    offsets, neighbours, attributes = arrays
+    offsets, split, neighbours, attributes = arrays
     count, entries = offsets.size - 1, neighbours.size
     nodes, hops = np.empty(count, dtype=np.int32), np.empty(count, dtype=np.int32)
     origins, targets = np.empty(entries, dtype=np.int32), np.empty(entries, dtype=np.int32)
@@ -291,12 +292,13 @@ def c_bfs(library: ctypes.CDLL, arrays: list[np.ndarray], query: Query, follow_a
     starts = np.array([query.start], dtype=np.int32)
     pointer = ctypes.c_void_p
     reached = library.cbfs(
-        *(a.ctypes.data_as(pointer) for a in (offsets, neighbours, attributes)),
+        *(a.ctypes.data_as(pointer) for a in (offsets, split, neighbours, attributes)),
         ctypes.c_int64(count),
         starts.ctypes.data_as(pointer),
         ctypes.c_int64(1),
         ctypes.c_uint32(query.mask),
-        ctypes.c_int32(follow_all),
+        ctypes.c_int32(part[0]),
+        ctypes.c_int32(part[1]),
         ctypes.c_int64(-1),
         *(a.ctypes.data_as(pointer) for a in (nodes, hops, origins, targets, kinds)),
         ctypes.byref(kept),
@@ -499,7 +501,7 @@ def print_inputs(context: dict[str, Any], engines: dict[str, dict[str, Any]]) ->
     print(f"\ngraph: {context['nodes']:,} nodes, {edges:,} edges ({context['graph']}); {os.cpu_count()} cores")
     print(
         f"store: {sizes['total']:,} bytes = {sizes['total'] / edges:.1f} B/edge in all: per-edge arrays "
-        f"(both directions) {sizes['edges'] / edges:.1f} B/edge, node arrays + CSR offsets "
+        f"(both directions) {sizes['edges'] / edges:.1f} B/edge, node arrays + CSR offsets and splits "
         f"{sizes['nodes'] / edges:.1f} B/edge, string table {sizes['strings'] / edges:.1f} B/edge"
     )
     print(f"store built from arrays in {context['build']:.1f} s; opened in {ms(engines['ours']['open'])} ms")

@@ -18,6 +18,7 @@ from lineage_cli import __version__
 
 DEFAULT_STORE = os.path.join(".lineage", "graph.lin")
 FORMATS = ("tree", "json", "tgf", "graphml", "dot")
+LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")  # walk/levels.py's, without importing it
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -44,6 +45,34 @@ def output_options(command: F) -> F:
         "fmt",
         type=click.Choice(FORMATS),
         help="Output format [default: tree on a terminal, json otherwise].",
+    )(command)
+
+
+def plan_options(command: F) -> F:
+    command = click.option(
+        "--arg",
+        "plan_args",
+        multiple=True,
+        metavar="NAME",
+        help="Turn on the walkplan's rules marked `when_arg: NAME` (repeatable).",
+    )(command)
+    return click.option(
+        "--walkplan",
+        metavar="NAME|FILE",
+        help="What to walk and show: a built-in plan (`lineage walkplans`) or a YAML/XML plan file.",
+    )(command)
+
+
+def level_options(command: F) -> F:
+    command = click.option(
+        "--datamarts",
+        type=click.Path(exists=True, dir_okay=False),
+        help="YAML mapping of table name patterns to datamarts, for --level datamart.",
+    )(command)
+    return click.option(
+        "--level",
+        type=click.Choice(LEVELS),
+        help="Roll the answer up: each node replaced by its table, schema, datamart, module or workflow.",
     )(command)
 
 
@@ -208,6 +237,8 @@ def _walk_command(direction: str) -> Callable[..., None]:
     @click.option("--depth", type=click.IntRange(min=1), help="Stop after N hops (tables, or columns).")
     @click.option("--show-transformations", is_flag=True, help="Show the statements between datasets.")
     @click.option("--predicates", is_flag=True, help="Column lineage: follow predicate edges too.")
+    @plan_options
+    @level_options
     @store_option
     @output_options
     def command(
@@ -215,12 +246,18 @@ def _walk_command(direction: str) -> Callable[..., None]:
         depth: int | None,
         show_transformations: bool,
         predicates: bool,
+        walkplan: str | None,
+        plan_args: tuple[str, ...],
+        level: str | None,
+        datamarts: str | None,
         store: str,
         fmt: str | None,
         output: str | None,
     ) -> None:
         from lineage_cli.walk.run import run_walk
 
+        if walkplan and (show_transformations or predicates):
+            raise click.UsageError("--walkplan replaces --show-transformations and --predicates")
         sys.exit(
             run_walk(
                 direction,
@@ -231,6 +268,10 @@ def _walk_command(direction: str) -> Callable[..., None]:
                 output=output,
                 show_transformations=show_transformations,
                 predicates=predicates,
+                plan=walkplan,
+                args=plan_args,
+                level=level,
+                datamarts=datamarts,
             )
         )
 
@@ -238,11 +279,16 @@ def _walk_command(direction: str) -> Callable[..., None]:
 
     NAME is a table, view or column, case-insensitive; the default schema may be omitted;
     a SQL LIKE pattern (`stg.%`, `%.t_sales%`) merges the lineage of every match.
+    --walkplan chooses what is walked and shown (default: `tables` for tables and views,
+    `columns` for columns); --level rolls the answer up to tables, schemas, datamarts,
+    modules or workflows.
 
     \b
     Example:
       lineage {direction} mart.sales_daily --depth 2
       lineage {direction} 'stg.%' -o lineage.graphml
+      lineage {direction} dwh.fct_sales --walkplan impact --level table
+      lineage {direction} mart.sales_daily --level schema
     """
     return command
 
@@ -251,12 +297,114 @@ cli.command(name="up")(_walk_command("up"))
 cli.command(name="down")(_walk_command("down"))
 
 
+@cli.command()
+@click.argument("source")
+@click.argument("target")
+@click.option("--all", "all_paths", is_flag=True, help="Every simple path, not just the shortest.")
+@click.option(
+    "--max-paths",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="With --all: stop after N paths.",
+)
+@click.option("--depth", type=click.IntRange(min=1), help="Paths of at most N hops.")
+@plan_options
+@level_options
+@store_option
+@output_options
+def path(
+    source: str,
+    target: str,
+    all_paths: bool,
+    max_paths: int,
+    depth: int | None,
+    walkplan: str | None,
+    plan_args: tuple[str, ...],
+    level: str | None,
+    datamarts: str | None,
+    store: str,
+    fmt: str | None,
+    output: str | None,
+) -> None:
+    """Show how SOURCE reaches TARGET downstream: the shortest path, or all of them.
+
+    SOURCE and TARGET each name one table, view or column.  The walk follows the walkplan
+    (default: `tables`, or `columns` from a column); no path exits 1 with a message.
+
+    \b
+    Example:
+      lineage path stg.pos_sales mart.sales_daily
+      lineage path stg.pos_sales mart.sales_daily --all -o paths.graphml
+      lineage path stg.pos_sales_line.unit_price mart.sales_daily.revenue_usd
+    """
+    from lineage_cli.walk.run import run_path
+
+    sys.exit(
+        run_path(
+            source,
+            target,
+            store,
+            fmt=fmt,
+            output=output,
+            all_paths=all_paths,
+            max_paths=max_paths,
+            depth=depth,
+            plan=walkplan,
+            args=plan_args,
+            level=level,
+            datamarts=datamarts,
+        )
+    )
+
+
+@cli.command()
+@click.argument("name")
+@store_option
+@output_options
+def io(name: str, store: str, fmt: str | None, output: str | None) -> None:
+    """Show what a workflow or module reads and writes.
+
+    NAME is a workflow or a module (`workflow/module`) of a flow manifest.  Each dataset
+    it reads points into it, each one it writes points out of it (a table both read and
+    written gets both); input views are traced to their tables, parameterized tables to
+    the table their default names.
+
+    \b
+    Example:
+      lineage io wf_sales
+      lineage io wf_sales/build_sales -o build_sales.graphml
+    """
+    from lineage_cli.walk.run import run_io
+
+    sys.exit(run_io(name, store, fmt, output))
+
+
+@cli.command()
+@click.argument("name", required=False)
+def walkplans(name: str | None) -> None:
+    """List the built-in walkplans, or print one (to copy into a plan file of your own).
+
+    A walkplan says, per edge type, which way to follow it, whether to go on from the
+    node it reaches, whether to show that node and the edge, and under which conditions;
+    pass one to up, down or path with --walkplan NAME or --walkplan FILE.yaml.
+
+    \b
+    Example:
+      lineage walkplans
+      lineage walkplans impact > my-impact.json
+    """
+    from lineage_cli.walk.run import run_walkplans
+
+    sys.exit(run_walkplans(name))
+
+
 @cli.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("csv", "tsv", "jsonl", "hive")),
+    type=click.Choice(("csv", "tsv", "jsonl", "hive", "openlineage")),
     help="Input format [default: from the file's extension].",
 )
 @click.option("--replace", is_flag=True, help="Replace the store instead of merging into it.")
@@ -270,6 +418,8 @@ def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
                        optionally type (flow | projection | predicate | contains) and
                        subtype (e.g. FILTER or IDENTITY; several joined by ',' or '|')
       hive             Hive LineageLogger hook output (JSON lines with vertices and edges)
+      openlineage      OpenLineage run or job events (JSON lines, or one event or array),
+                       e.g. from `lineage export`
 
     Bad rows are reported with their line number and skipped.
 
@@ -277,10 +427,50 @@ def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
     Example:
       lineage import edges.csv
       lineage import hive_lineage.log --format hive
+      lineage import events.json --format openlineage
     """
     from lineage_cli.harvest.import_run import run_import
 
     sys.exit(run_import(file, fmt, store, replace))
+
+
+@cli.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("openlineage",)),
+    default="openlineage",
+    show_default=True,
+    help="Export format.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of standard output.")
+@click.option("--namespace", default="default", show_default=True, help="Namespace of the datasets (hive://cluster).")
+@click.option("--job-namespace", default="lineage", show_default=True, help="Namespace of the jobs.")
+@click.option(
+    "--event-time",
+    metavar="ISO8601",
+    help="eventTime of every event, with a time zone [default: 1970-01-01T00:00:00Z, reproducible].",
+)
+@store_option
+def export(
+    fmt: str, output: str | None, namespace: str, job_namespace: str, event_time: str | None, store: str
+) -> None:
+    """Export the whole store for other lineage tools.
+
+    openlineage: one COMPLETE RunEvent per statement, as JSON lines.  The job is the
+    statement's workflow/module (from a flow manifest) or its file:line; inputs and
+    outputs carry the schema facet and the columnLineage facet (DIRECT for projection
+    edges, INDIRECT for predicate edges).  `lineage import --format openlineage` reads
+    the events back.
+
+    \b
+    Example:
+      lineage export -o events.json --namespace hive://cluster
+      lineage export --event-time 2024-01-31T06:00:00Z | head -1
+    """
+    from lineage_cli.emit.export_run import run_export
+
+    sys.exit(run_export(store, output, namespace, job_namespace, event_time))
 
 
 @cli.command()

@@ -102,6 +102,21 @@ PREDICATE_SUBTYPES = (
 )
 
 
+def schema_of(name: str, kind: NodeKind) -> str | None:
+    """The schema of a dataset or a column: its name without the table (and column) part.
+
+    >>> schema_of("dwh.sales", NodeKind.TABLE), schema_of("db.dwh.sales.id", NodeKind.COLUMN)
+    ('dwh', 'db.dwh')
+    >>> schema_of("sales", NodeKind.VIEW), schema_of("etl/x.sql:3", NodeKind.TRANSFORMATION)
+    (None, None)
+    """
+    if kind is NodeKind.COLUMN:
+        name = name.rpartition(".")[0]
+    elif not kind.is_dataset:
+        return None
+    return name.rpartition(".")[0] or None
+
+
 def subtypes_from_flags(flags: int) -> list[str]:
     """Names of the subtypes set in ``flags``, in declaration order.
 

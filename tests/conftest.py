@@ -37,5 +37,21 @@ def warehouse_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def flow_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The oozie-like flow (fixtures/sql/oozie) harvested through its manifest, from the repository root
+    as the README does it, so statement nodes are named `fixtures/sql/oozie/...`."""
+    from lineage_cli.harvest.batch import harvest
+    from lineage_cli.harvest.manifest import load_manifest
+    from lineage_cli.store.writer import write_store
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        result = harvest(manifest=load_manifest(Path("fixtures/sql/oozie/manifest.yaml")))
+    path = tmp_path_factory.mktemp("flow") / "graph.lin"
+    write_store(result.graph, path, {})
+    return path
+
+
+@pytest.fixture(scope="session")
 def hive_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate_warehouse(tmp_path_factory.mktemp("wh_hive"), "--tables", "2000", "--dialect", "hive")

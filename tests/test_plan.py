@@ -1,11 +1,17 @@
-"""Walkplans: loading from YAML and XML into one model, and errors that name file and line."""
+"""Walkplans: loading from YAML, JSON and XML into one model, and errors that name file and line."""
 
 from __future__ import annotations
 
-import pytest
+import json
+import re
 
+import pytest
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
 from lineage_cli.model import EdgeType
 from lineage_cli.walk.plan import PlanError, builtin_plans, load_plan, resolve_plan
+from tests.conftest import REPO
 
 YAML_PLAN = """\
 name: filtered
@@ -76,7 +82,8 @@ def test_when_arg_rules_are_active_only_with_their_argument(tmp_path) -> None:
     [
         ("name: x\nedges:\n  - edge: teleport\n", 3, "`edge`: expected one of"),
         ("name: x\nedges:\n  - edge: read\n    direction: sideways\n", 4, "forward, backward or both"),
-        ("name: x\nedges:\n  - edge: read\n    follow: maybe\n", 4, "true or false"),
+        ("name: x\nedges:\n  - edge: read\n    collect_edge: maybe\n", 4, "true or false"),
+        ("name: x\nedges:\n  - edge: read\n    follow: maybe\n", 4, "true, false or a list of node kinds"),
         ("name: x\nedges:\n  - edge: read\n    colour: red\n", 4, "unknown rule field `colour`"),
         ("name: x\nedges:\n  - edge: read\n    conditions:\n      node_kind: [planet]\n", 5, "'planet' is not one of"),
         (
@@ -114,3 +121,44 @@ def test_builtin_plans_load_and_resolve_by_name() -> None:
     assert resolve_plan("impact").name == "impact"
     with pytest.raises(PlanError, match="built-in plans are"):
         resolve_plan("nonesuch")
+
+
+def test_json_plans_load_like_yaml_and_their_mistakes_are_located(tmp_path) -> None:
+    text = '{"name": "j", "edges": [\n  {"edge": "projection"},\n  {"edge": "predicate", "follow": ["column"]}\n]}\n'
+    plan = load_plan(write(tmp_path, "j.json", text))
+    assert plan == load_plan(write(tmp_path, "j.yaml", text))._replace(origin=plan.origin)
+    assert plan.rules[1].follows("column") and not plan.rules[1].follows("table")
+    bad = write(tmp_path, "bad.json", '{"name": "j", "edges": [\n  {"edge": "read",\n   "follow": "sometimes"}\n]}\n')
+    with pytest.raises(PlanError, match=rf"^{bad}:3: `follow`: expected true, false or a list of node kinds"):
+        load_plan(bad)
+    with pytest.raises(PlanError, match=rf"^{bad}:3: not valid JSON"):
+        load_plan(write(tmp_path, "bad.json", '{"name": "j",\n "edges": [\n {"edge": }]}'))
+
+
+def test_the_docs_plan_reads_the_same_in_yaml_and_xml(tmp_path) -> None:
+    docs = (REPO / "docs" / "walkplans.md").read_text()
+    yaml_text = re.search(r"```yaml\n(.*?)```", docs, re.DOTALL)[1]
+    xml_text = re.search(r"```xml\n(.*?)```", docs, re.DOTALL)[1]
+    from_yaml, from_xml = load_plan(write(tmp_path, "p.yaml", yaml_text)), load_plan(write(tmp_path, "p.xml", xml_text))
+    assert (from_yaml.name, from_yaml.description, from_yaml.rules) == (
+        from_xml.name,
+        from_xml.description,
+        from_xml.rules,
+    )
+    shown = re.search(r"```json\n(.*?)```", docs, re.DOTALL)[1]
+    assert shown == (REPO / "lineage_cli" / "walk" / "plans" / "tables.json").read_text()
+
+
+def test_walkplans_command_lists_and_prints_the_builtin_plans() -> None:
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["walkplans"])
+    assert listed.exit_code == 0
+    assert [line.split()[0] for line in listed.output.splitlines()] == sorted(builtin_plans())
+    shown = runner.invoke(cli, ["walkplans", "impact"])
+    assert shown.exit_code == 0 and json.loads(shown.output)["name"] == "impact"
+    assert runner.invoke(cli, ["walkplans", "nonesuch"]).exit_code == 1
+
+
+def test_walkplan_replaces_the_shortcut_flags(tmp_path) -> None:
+    outcome = CliRunner().invoke(cli, ["up", "x", "--walkplan", "tables", "--predicates"])
+    assert outcome.exit_code == 2 and "--walkplan replaces" in outcome.output

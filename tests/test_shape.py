@@ -23,7 +23,7 @@ from lineage_cli.store.reader import Store, longest_literal, open_store
 from lineage_cli.store.writer import write_store
 from lineage_cli.walk import shape, traverse
 from lineage_cli.walk.query import TABLE_FLOW
-from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
+from lineage_cli.walk.result import ROLES, LineageResult, ResultEdge, ResultNode
 from lineage_cli.walk.traverse import Walk, bfs
 
 KINDS = [NodeKind.TABLE, NodeKind.VIEW, NodeKind.TRANSFORMATION, NodeKind.COLUMN]
@@ -142,13 +142,14 @@ NAME = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
     kinds=st.lists(st.sampled_from(["table", "column", "transformation"]), min_size=8, max_size=8),
     depths=st.lists(st.integers(0, 5000), min_size=8, max_size=8),
     lines=st.lists(st.one_of(st.none(), st.integers(0, 10**6)), min_size=8, max_size=8),
+    roles=st.lists(st.sampled_from([None, *ROLES]), min_size=8, max_size=8),
     edges=st.lists(st.tuples(NAME, NAME, NAME, st.lists(NAME, max_size=3)), max_size=8),
     roots=st.lists(NAME, max_size=3),
 )
-def test_json_is_exactly_what_json_dumps_writes(names, kinds, depths, lines, edges, roots) -> None:
+def test_json_is_exactly_what_json_dumps_writes(names, kinds, depths, lines, roles, edges, roots) -> None:
     nodes = [
-        ResultNode(name, kind, depth, None if line is None else f"{name}.sql", line)
-        for name, kind, depth, line in zip(names, kinds, depths, lines, strict=False)
+        ResultNode(name, kind, depth, None if line is None else f"{name}.sql", line, role)
+        for name, kind, depth, line, role in zip(names, kinds, depths, lines, roles, strict=False)
     ]
     links = [ResultEdge(s, t, k, tuple(sub)) for s, t, k, sub in edges]
     result = LineageResult("up", roots, nodes, links)

@@ -73,6 +73,54 @@ def test_round_trip_adjacency_both_directions(store_file) -> None:
     assert store.edge_count == len(expected)
 
 
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(
+    edges=st.lists(
+        st.tuples(st.integers(0, 7), st.integers(0, 7), st.sampled_from(list(EdgeType)), st.integers(-1, 7)),
+        max_size=60,
+    )
+)
+def test_slices_hold_table_level_edges_first_and_count_them(tmp_path_factory, edges) -> None:
+    """Each slice: READ, WRITE, FLOW first (``*_split`` of them), then the rest; by type, neighbour, statement."""
+    import numpy as np
+
+    from lineage_cli.store.arrays import GraphArrays, from_store
+
+    arrays = GraphArrays(
+        names=[f"n{i}" for i in range(8)],
+        kinds=np.full(8, NodeKind.TABLE, dtype="u1"),
+        containers=np.full(8, -1, dtype="<i4"),
+        node_file=np.full(8, -1, dtype="<i4"),
+        node_line=np.zeros(8, dtype="<i4"),
+        files=[],
+        sources=np.array([s for s, _, _, _ in edges], dtype="<i4"),
+        targets=np.array([t for _, t, _, _ in edges], dtype="<i4"),
+        attributes=np.array([int(k) for _, _, k, _ in edges], dtype="<u2"),
+        statements=np.array([m for _, _, _, m in edges], dtype="<i4"),
+    )
+    path = tmp_path_factory.mktemp("s") / "g.lin"
+    write_store(arrays, path, {})
+    store = open_store(path)
+    table_level = {EdgeType.READ, EdgeType.WRITE, EdgeType.FLOW}
+    statements = store.array("fwd_statement")
+    for prefix in ("fwd", "bwd"):
+        offsets, split, nodes, attributes = (store.array(f"{prefix}_{n}") for n in ("offsets", "split", "node", "attr"))
+        for node in range(8):
+            entries = range(offsets[node], offsets[node + 1])
+            types = [EdgeType(attributes[i] & 15) for i in entries]
+            assert split[node] == sum(t in table_level for t in types)
+            assert all(t in table_level for t in types[: split[node]])
+            assert not any(t in table_level for t in types[split[node] :])
+            keys = [(t not in table_level, t, nodes[i]) for t, i in zip(types, entries, strict=True)]
+            if prefix == "fwd":
+                keys = [(*key, statements[i]) for key, i in zip(keys, entries, strict=True)]
+            assert keys == sorted(keys)
+    # the round trip through from_store writes the same bytes
+    again = tmp_path_factory.mktemp("s") / "g.lin"
+    write_store(from_store(store), again, {})
+    assert again.read_bytes() == path.read_bytes()
+
+
 def test_like_patterns(store_file) -> None:
     store = open_store(store_file)
     assert [store.name(n) for n in store.like("stg.%")] == ["stg.orders", "stg.orders.id"]
@@ -113,12 +161,24 @@ def test_truncated_file_is_detected(store_file) -> None:
             open_store(store_file)
 
 
-def test_other_format_version_says_reharvest(store_file) -> None:
+@pytest.mark.parametrize(("version", "age"), [(FORMAT_VERSION - 1, "older"), (FORMAT_VERSION + 1, "newer")])
+def test_other_format_version_says_reharvest(store_file, version, age) -> None:
     data = bytearray(store_file.read_bytes())
-    struct.pack_into("<I", data, 8, FORMAT_VERSION + 1)
+    struct.pack_into("<I", data, 8, version)
     store_file.write_bytes(bytes(data))
-    with pytest.raises(StoreError, match="newer.*re-harvest"):
+    with pytest.raises(StoreError, match=f"v{version} is {age}.*re-harvest"):
         open_store(store_file)
+
+
+def test_the_format_document_lists_every_section_with_its_dtype(store_file) -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "store-format.md").read_text(encoding="utf-8")
+    assert f"# Store format (version {FORMAT_VERSION})" in text
+    documented = dict(re.findall(r"^\| `(\w+)` \| `\\?([|<]\w+)` \|", text, flags=re.MULTILINE))
+    written = {name: section.dtype for name, section in open_store(store_file).header.sections.items()}
+    assert documented == written
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)

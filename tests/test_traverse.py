@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.arrays import GraphArrays
-from lineage_cli.store.layout import TYPE_MASK, pack_attributes
+from lineage_cli.store.layout import TABLE_LEVEL_MASK, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store, open_store
 from lineage_cli.store.writer import write_store
 from lineage_cli.walk import traverse
-from lineage_cli.walk.traverse import ALL_TYPES, Walk, bfs
+from lineage_cli.walk.traverse import ALL_TYPES, OTHER_TYPES, Walk, bfs
 
 REPO = Path(__file__).resolve().parents[1]
 TYPES = [int(t) for t in EdgeType]
@@ -81,7 +81,8 @@ def walk_with(monkeypatch: pytest.MonkeyPatch, width: int, *args: object) -> Wal
     edges=st.lists(EDGE, max_size=160),
     starts=st.lists(st.integers(0, 10**6), min_size=1, max_size=3),
     direction=st.sampled_from(["up", "down"]),
-    mask=st.one_of(st.just(ALL_TYPES), st.integers(0, 255)),
+    # every type, the table-level group, the others (each read without a type check), any mix
+    mask=st.one_of(st.sampled_from([ALL_TYPES, TABLE_LEVEL_MASK, OTHER_TYPES]), st.integers(0, 1023)),
     max_hops=st.one_of(st.none(), st.integers(0, 4)),
     switch=st.integers(0, 12),
 )
@@ -150,3 +151,24 @@ def test_a_session_of_walks_imports_numpy_once_python_hops_have_done_enough(ware
 @pytest.fixture()
 def store_path_of_fixture_warehouse(warehouse_store: Path) -> Path:
     return warehouse_store
+
+
+def test_walks_give_their_scratch_maps_back_clear(tmp_path, monkeypatch) -> None:
+    """Vectorized walks borrow their visited (and candidate) byte maps from a pool and return them all zero:
+    a map left dirty would hide nodes from the next walk."""
+    import random
+
+    rng = random.Random(7)
+    edges = [(rng.randrange(60), rng.randrange(60), rng.choice(TYPES), 0) for _ in range(400)]
+    store = write_graph(tmp_path / "g.lin", 60, edges)
+    monkeypatch.setattr(traverse, "_SCRATCH", [])
+    masks = [ALL_TYPES, TABLE_LEVEL_MASK, OTHER_TYPES, EdgeType.FLOW.bit, EdgeType.PROJECTION.bit]
+    for _ in range(3):
+        for start in (0, 17, 42):
+            for mask in masks:
+                for direction in ("up", "down"):
+                    walk = walk_with(monkeypatch, 0, store, [start], direction, mask, None)
+                    hops, reference_edges = reference(store, [start], direction, mask, None)
+                    assert dict(zip(walk.nodes, walk.hops, strict=True)) == hops
+                    assert sorted(zip(walk.sources, walk.targets, walk.attributes, strict=True)) == reference_edges
+    assert traverse._SCRATCH and all(type(m) is bytearray and not any(m) for m in traverse._SCRATCH)

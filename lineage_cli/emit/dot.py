@@ -1,13 +1,15 @@
 """The ``--format dot`` emitter: Graphviz DOT text, written without the graphviz package.
 
 Node ids are the node names, always quoted, so the file stays readable and diffable;
-every label is explicit because Graphviz would otherwise expand escapes in the id.
+every label is explicit because Graphviz would otherwise expand escapes in the id.  The queried
+nodes are outlined in bold red, sources and terminals in their role's colour (a terminal with a
+double border).
 """
 
 from __future__ import annotations
 
 from lineage_cli.emit import style
-from lineage_cli.emit.style import index_nodes, is_dashed, kind_style, subtype_caption
+from lineage_cli.emit.style import border, index_nodes, is_dashed, kind_style, subtype_caption
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 
 # In labels a bare backslash starts an escape (\N, \l, ...); doubling it in ids too keeps a
@@ -36,12 +38,13 @@ def _node_statement(node: ResultNode, is_root: bool) -> str:
         "style": look.dot_style,
         "fillcolor": look.fill,
     }
+    if is_root or node.role:
+        color, width = border(node, is_root)
+        attributes |= {"penwidth": str(width), "color": color}
     if is_root:
-        attributes |= {
-            "style": look.dot_style + ",bold",
-            "penwidth": str(style.ROOT_BORDER_WIDTH),
-            "color": style.ROOT_BORDER_COLOR,
-        }
+        attributes["style"] = look.dot_style + ",bold"
+    elif node.role == "terminal":
+        attributes["peripheries"] = "2"  # a double border: the end of the line even without colour
     return f"  {quote(node.name)} {_attributes(attributes)};"
 
 

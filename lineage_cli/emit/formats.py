@@ -1,7 +1,8 @@
 """The output-format registry: format names, file-suffix guessing and dispatch to emitters.
 
 Emitter modules are imported only when their format is asked for, so a query that prints
-JSON never loads rich or XML machinery.
+JSON never loads rich or XML machinery.  Pictures (SVG, PNG, PDF) are the DOT text rendered
+by Graphviz's ``dot`` program, which the ``graphviz`` package runs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lineage_cli.walk.result import LineageResult
 
 FORMATS = ("tree", "json", "tgf", "graphml", "dot")
+RENDERED = ("svg", "png", "pdf")  # written to a file only: bytes, chosen by the file's suffix
 
 # format -> (module, function taking a LineageResult and returning the text)
 _EMITTERS: dict[str, tuple[str, str]] = {
@@ -31,7 +33,14 @@ _SUFFIXES = {
     ".dot": "dot",
     ".gv": "dot",
     ".txt": "tree",
+    ".svg": "svg",
+    ".png": "png",
+    ".pdf": "pdf",
 }
+
+
+class RenderError(Exception):
+    """A picture could not be rendered: no ``dot`` program, or ``dot`` failed."""
 
 
 def emit(result: LineageResult, fmt: str) -> str:
@@ -43,11 +52,27 @@ def emit(result: LineageResult, fmt: str) -> str:
     return getattr(import_module(module_name), function_name)(result)
 
 
+def render(result: LineageResult, fmt: str) -> bytes:
+    """Render ``result`` as a picture in format ``fmt`` (one of ``RENDERED``) with Graphviz's ``dot``."""
+    import graphviz
+
+    try:
+        return graphviz.Source(emit(result, "dot")).pipe(format=fmt)
+    except graphviz.ExecutableNotFound:
+        raise RenderError(
+            f"cannot render {fmt}: Graphviz's `dot` program is not on PATH; install Graphviz "
+            "(e.g. `apt-get install graphviz`) or write DOT with `-o FILE.dot`"
+        ) from None
+    except graphviz.CalledProcessError as error:
+        message = (error.stderr or b"").decode("utf-8", "replace").strip()
+        raise RenderError(f"dot failed to render {fmt}: {message or error}") from None
+
+
 def format_from_path(path: str) -> str | None:
     """The format an output file's suffix asks for, or None when the suffix says nothing.
 
-    >>> format_from_path("out/lineage.GV")
-    'dot'
+    >>> format_from_path("out/lineage.GV"), format_from_path("lineage.svg")
+    ('dot', 'svg')
     >>> format_from_path("lineage.xml") is None
     True
     """

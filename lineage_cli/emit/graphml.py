@@ -1,9 +1,10 @@
 """The ``--format graphml`` emitter: GraphML with yEd's yFiles graphics.
 
-Each node carries a ``y:ShapeNode`` (label, shape and fill by kind, highlighted border for
-the queried nodes) and plain ``<data>`` attributes that yEd's property panel and networkx
-read.  Nodes are pre-placed in columns by depth, so the file looks sensible in yEd
-before any layout is run.  Ids are ``n0..`` and ``e0..`` in result order.
+Each node carries a ``y:ShapeNode`` (label, shape and fill by kind, a red border for the
+queried nodes and a coloured one for sources and terminals) and plain ``<data>`` attributes
+(role included) that yEd's property panel and networkx read.  Nodes are pre-placed in
+columns by depth, so the file looks sensible in yEd before any layout is run.  Ids are
+``n0..`` and ``e0..`` in result order.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from lineage_cli.emit import style
-from lineage_cli.emit.style import index_nodes, is_dashed, kind_style, subtype_caption
+from lineage_cli.emit.style import border, index_nodes, is_dashed, kind_style, subtype_caption
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
@@ -34,6 +35,7 @@ ATTRIBUTE_KEYS = (
     ("d6", "node", "line", "int"),
     ("d7", "edge", "type", "string"),
     ("d8", "edge", "subtypes", "string"),
+    ("d9", "node", "role", "string"),
 )
 _KEY_IDS = {(domain, name): key_id for key_id, domain, name, _ in ATTRIBUTE_KEYS}
 
@@ -107,13 +109,8 @@ def _shape_node(node: ResultNode, corner: tuple[float, float], is_root: bool) ->
     shape = ET.Element(Y + "ShapeNode")
     _sub(shape, Y + "Geometry", x=str(corner[0]), y=str(corner[1]), width=str(width), height=str(height))
     _sub(shape, Y + "Fill", color=look.fill, transparent="false")
-    _sub(
-        shape,
-        Y + "BorderStyle",
-        color=style.ROOT_BORDER_COLOR if is_root else style.BORDER_COLOR,
-        type="line",
-        width=str(style.ROOT_BORDER_WIDTH if is_root else style.BORDER_WIDTH),
-    )
+    color, width = border(node, is_root)
+    _sub(shape, Y + "BorderStyle", color=color, type="line", width=str(width))
     _sub(
         shape,
         Y + "NodeLabel",
@@ -174,7 +171,7 @@ def _nodes(graph: ET.Element, result: LineageResult) -> None:
     roots = set(result.roots)
     for position, (node, corner) in enumerate(zip(result.nodes, _positions(result), strict=True)):
         element = _sub(graph, G + "node", id=f"n{position}")
-        for name in ("name", "kind", "depth", "file", "line"):
+        for name in ("name", "kind", "depth", "file", "line", "role"):
             _data(element, "node", name, getattr(node, name))
         graphics = _sub(element, G + "data", key=NODE_GRAPHICS)
         graphics.append(_shape_node(node, corner, node.name in roots))

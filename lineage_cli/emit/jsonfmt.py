@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 from json.encoder import encode_basestring  # the C escaper json.dumps(ensure_ascii=False) uses
 
-from lineage_cli.walk.result import LineageResult, ResultColumns
+from lineage_cli.walk.result import ROLES, LineageResult, ResultColumns
+
+# A node's "role" member as it follows "depth", by role (None: no member).
+_ROLE_TEXT = {None: "", **{role: f',\n      "role": "{role}"' for role in ROLES}}
 
 
 class _Escaped(dict[str, str]):
@@ -47,17 +50,23 @@ def _nodes(columns: ResultColumns, escaped: _Escaped) -> list[str]:
     kinds = escaped.of(columns.kinds)
     depths = _numbers(columns.depths)
     # f-strings: the fastest way CPython has to fill a template, several times faster than % or format
-    if not columns.files:
+    if not columns.files and not columns.roles:
         return [
             f'    {{\n      "name": {name},\n      "kind": {kind},\n      "depth": {depth}\n    }}'
             for name, kind, depth in zip(names, kinds, depths, strict=True)
         ]
-    return [
+    heads = [
         f'    {{\n      "name": {name},\n      "kind": {kind},\n      "depth": {depth}'
-        + ("" if file is None else f',\n      "file": {_value(file)},\n      "line": {_value(line)}')
-        + "\n    }"
-        for name, kind, depth, file, line in zip(names, kinds, depths, columns.files, columns.lines, strict=True)
+        for name, kind, depth in zip(names, kinds, depths, strict=True)
     ]
+    if columns.roles:
+        heads = list(map(str.__add__, heads, map(_ROLE_TEXT.__getitem__, columns.roles)))
+    if columns.files:
+        heads = [
+            head + ("" if file is None else f',\n      "file": {_value(file)},\n      "line": {_value(line)}')
+            for head, file, line in zip(heads, columns.files, columns.lines, strict=True)
+        ]
+    return [head + "\n    }" for head in heads]
 
 
 def _edges(columns: ResultColumns, escaped: _Escaped) -> list[str]:

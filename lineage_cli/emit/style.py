@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lineage_cli.walk.result import LineageResult, ResultEdge
+from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,13 @@ BORDER_COLOR = "#4A4E69"
 BORDER_WIDTH = 1.0
 ROOT_BORDER_COLOR = "#C1121F"
 ROOT_BORDER_WIDTH = 3.0
+# A data node's role in the whole graph (walk/result.py): a coloured border, thinner than the queried
+# node's red one, which wins on a queried node.
+ROLE_BORDERS: dict[str, tuple[str, float]] = {
+    "source": ("#2D6A4F", 2.0),  # green: data enters the lineage here
+    "terminal": ("#7B2CBF", 2.0),  # purple: data leaves it here
+    "isolated": ("#8D99AE", 2.0),  # neither: no lineage at all
+}
 EDGE_COLOR = "#4A4E69"
 # Predicates influence which rows flow but carry no values, so they are drawn dashed.
 DASHED_EDGE_TYPES = frozenset({"predicate"})
@@ -45,6 +52,13 @@ DASHED_EDGE_TYPES = frozenset({"predicate"})
 
 def kind_style(kind: str) -> KindStyle:
     return KIND_STYLES.get(kind, UNKNOWN_KIND_STYLE)
+
+
+def border(node: ResultNode, is_root: bool) -> tuple[str, float]:
+    """Colour and width of a node's border: the queried node's, its role's, or the plain one."""
+    if is_root:
+        return ROOT_BORDER_COLOR, ROOT_BORDER_WIDTH
+    return ROLE_BORDERS.get(node.role or "", (BORDER_COLOR, BORDER_WIDTH))
 
 
 def is_dashed(edge: ResultEdge) -> bool:

@@ -1,8 +1,10 @@
 """The ``--format tree`` emitter: the result as rich trees, one per queried node.
 
 Children follow the edges in the walk's direction: sources for an upstream walk, targets
-otherwise.  A node met again is printed but not re-expanded, so shared ancestry stays
-short and cycles terminate.
+otherwise; a path is one tree from its first node, and ``lineage io`` one tree with an
+inputs branch (upstream) and an outputs branch (downstream).  A node met again is printed
+but not re-expanded, so shared ancestry stays short and cycles terminate.  Sources and
+terminals carry their role after their kind.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from rich.tree import Tree
 from lineage_cli.walk.result import LineageResult, ResultEdge
 
 SEE_ABOVE = "(see above)"
-_NO_LINEAGE = {"up": "no upstream lineage", "down": "no downstream lineage"}
+_NO_LINEAGE = {"up": "no upstream lineage", "down": "no downstream lineage", "io": "no inputs or outputs"}
 
 Children = dict[str, list[tuple[str, ResultEdge]]]
 
 
-def _children(result: LineageResult) -> Children:
+def _children(edges: list[ResultEdge], direction: str) -> Children:
     children: Children = {}
-    for edge in result.edges:
-        parent, child = (edge.target, edge.source) if result.direction == "up" else (edge.source, edge.target)
+    for edge in edges:
+        parent, child = (edge.target, edge.source) if direction == "up" else (edge.source, edge.target)
         children.setdefault(parent, []).append((child, edge))
     return children
 
@@ -32,9 +34,10 @@ def _children(result: LineageResult) -> Children:
 class _Builder:
     """Grows the trees of one result; ``seen`` is shared so a node expands once overall."""
 
-    def __init__(self, result: LineageResult) -> None:
-        self.children = _children(result)
+    def __init__(self, result: LineageResult, direction: str, edges: list[ResultEdge]) -> None:
+        self.children = _children(edges, direction)
         self.kinds = {node.name: node.kind for node in result.nodes}
+        self.roles = {node.name: node.role for node in result.nodes if node.role}
         self.roots = set(result.roots)
         self.seen: set[str] = set()
 
@@ -43,6 +46,8 @@ class _Builder:
         label = Text(name, style="bold" if name in self.roots else "")
         if name in self.kinds:
             label.append(f" {self.kinds[name]}", style="dim")
+        if name in self.roles:
+            label.append(f" ({self.roles[name]})", style="green")
         if edge is not None and edge.subtypes:
             label.append(f" [{', '.join(edge.subtypes)}]", style="italic cyan")
         if name in self.seen and name in self.children:
@@ -51,18 +56,22 @@ class _Builder:
 
     def tree(self, root: str) -> Tree:
         tree = Tree(self.label(root))
+        self.grow(tree, root)
+        return tree
+
+    def grow(self, branch: Tree, root: str) -> None:
+        """Add ``root``'s descendants under ``branch`` (nothing if ``root`` was expanded already)."""
         if root in self.seen:
-            return tree
+            return
         self.seen.add(root)
         # An explicit stack rather than recursion: lineage chains can be thousands of hops deep.
-        stack = self._pending(tree, root)
+        stack = self._pending(branch, root)
         while stack:
             parent, name, edge = stack.pop()
             branch = parent.add(self.label(name, edge))
             if name not in self.seen:
                 self.seen.add(name)
                 stack += self._pending(branch, name)
-        return tree
 
     def _pending(self, branch: Tree, name: str) -> list[tuple[Tree, str, ResultEdge]]:
         # Reversed so that popping the stack visits children in result order.
@@ -71,11 +80,28 @@ class _Builder:
 
 def render_tree(result: LineageResult) -> Group:
     """A renderable for a rich console: the trees of all roots, or the roots and a note."""
-    builder = _Builder(result)
+    if result.direction == "io" and result.edges:
+        return Group(_io_tree(result))
+    builder = _Builder(result, "up" if result.direction == "up" else "down", result.edges)
     if not result.edges:
         note = Text(_NO_LINEAGE.get(result.direction, "no lineage path"), style="dim italic")
         return Group(*(builder.label(root) for root in result.roots), note)
-    return Group(*(builder.tree(root) for root in result.roots))
+    roots = result.roots[:1] if result.direction == "path" else result.roots  # a path grows from its start
+    return Group(*(builder.tree(root) for root in roots))
+
+
+def _io_tree(result: LineageResult) -> Tree:
+    """The step, an inputs branch growing upstream and an outputs branch growing downstream."""
+    step = result.roots[0]
+    tree = Tree(_Builder(result, "down", []).label(step))
+    for title, direction, edges in (
+        ("inputs", "up", [edge for edge in result.edges if edge.source != step]),
+        ("outputs", "down", [edge for edge in result.edges if edge.target != step]),
+    ):
+        builder = _Builder(result, direction, edges)
+        if step in builder.children:
+            builder.grow(tree.add(Text(title, style="dim italic")), step)
+    return tree
 
 
 def tree_text(result: LineageResult, width: int = 100) -> str:

@@ -1,4 +1,4 @@
-"""Import lineage that was not harvested here: edge lists and Hive LineageLogger output.
+"""Import lineage that was not harvested here: edge lists, Hive LineageLogger output, OpenLineage events.
 
 Everything lands in ``GraphArrays`` built row by row (millions of edges would not fit a
 dict-of-tuples graph comfortably), then merges with the existing store.  A bad row is
@@ -21,7 +21,7 @@ from lineage_cli.model import EdgeType, Issue, NodeKind, Subtype
 from lineage_cli.store.arrays import GraphArrays, dedupe_edges
 from lineage_cli.store.layout import pack_attributes
 
-FORMATS = ("csv", "tsv", "jsonl", "hive")
+FORMATS = ("csv", "tsv", "jsonl", "hive", "openlineage")
 # edge type -> (source kind, target kind)
 EDGE_KINDS = {
     EdgeType.FLOW: (NodeKind.TABLE, NodeKind.TABLE),
@@ -58,10 +58,22 @@ class ArraysBuilder:
             node = self.ids[name] = len(self.kinds)
             self.kinds.append(kind)
             if kind is NodeKind.COLUMN and "." in name:
-                table = self.node(name.rsplit(".", 1)[0], NodeKind.TABLE)
-                self.containers[node] = table
-                self.edge(table, node, EdgeType.CONTAINS)
+                self._contain(self.node(name.rsplit(".", 1)[0], NodeKind.TABLE), node)
         return node
+
+    def column(self, table: str, field: str) -> int:
+        """Column ``field`` of ``table``, for formats that name the two apart (a table name may hold dots)."""
+        name = f"{table}.{field}"
+        node = self.ids.get(name)
+        if node is None:
+            node = self.ids[name] = len(self.kinds)
+            self.kinds.append(NodeKind.COLUMN)
+            self._contain(self.node(table, NodeKind.TABLE), node)
+        return node
+
+    def _contain(self, table: int, column: int) -> None:
+        self.containers[column] = table
+        self.edge(table, column, EdgeType.CONTAINS)
 
     def edge(self, source: int, target: int, edge_type: EdgeType, flags: int = 0, statement: int = -1) -> None:
         self.sources.append(source)
@@ -103,7 +115,7 @@ class ArraysBuilder:
 def import_file(path: Path, fmt: str) -> tuple[GraphArrays, list[Issue], int]:
     """Read ``path`` in format ``fmt``; returns the graph, the skipped rows, and the rows read."""
     builder, issues = ArraysBuilder(), []
-    reader = _hive_rows if fmt == "hive" else _edge_rows
+    reader = _READERS.get(fmt, _edge_rows)
     rows = 0
     try:
         for line, problem in reader(path, fmt, builder):
@@ -113,6 +125,13 @@ def import_file(path: Path, fmt: str) -> tuple[GraphArrays, list[Issue], int]:
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ImportError_(f"{path}: cannot read: {error}") from error
     return builder.build(), issues, rows
+
+
+def _openlineage_rows(path: Path, fmt: str, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
+    # Imported here: the OpenLineage reader builds on this module's ArraysBuilder.
+    from lineage_cli.harvest.openlineage import openlineage_rows
+
+    return openlineage_rows(path, builder)
 
 
 def format_from_suffix(path: str) -> str | None:
@@ -256,3 +275,6 @@ def _hive_subtype(column: str, expression: str) -> int:
     if _AGGREGATE.search(expression):
         return Subtype.AGGREGATION.bit
     return Subtype.TRANSFORMATION.bit
+
+
+_READERS = {"hive": _hive_rows, "openlineage": _openlineage_rows}

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
+
+from lineage_cli.model import EdgeType
 
 MAGIC = b"LINEAGE\x00"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 ALIGNMENT = 8
 
 # magic, version, header size, node count, edge count, section count, body crc32, file size
@@ -39,27 +40,57 @@ def unpack_attributes(attributes: int) -> tuple[int, int]:
     return attributes & TYPE_MASK, attributes >> TYPE_BITS
 
 
+# Within every node's adjacency slice (both directions) the table-level edges come first: READ (1),
+# WRITE (2) and FLOW (6), the types a table lineage walk follows; then every other type.  Each group is
+# ordered by type, then neighbour, then statement.  ``fwd_split``/``bwd_split`` count a slice's
+# table-level entries, so a walk whose mask lies within one group reads that group's entries only.
+TABLE_LEVEL_TYPES = (int(EdgeType.READ), int(EdgeType.WRITE), int(EdgeType.FLOW))
+TABLE_LEVEL_MASK = sum(1 << t for t in TABLE_LEVEL_TYPES)
+
+
+def slice_rank(edge_type: int) -> int:
+    """Where edges of ``edge_type`` go in a slice: ascending rank (table-level types first, then by type).
+
+    >>> sorted(range(1, 10), key=slice_rank)
+    [1, 2, 6, 3, 4, 5, 7, 8, 9]
+    """
+    return (0 if edge_type in TABLE_LEVEL_TYPES else 1 << TYPE_BITS) | edge_type
+
+
 class StoreError(Exception):
     """The store file is missing, foreign, damaged or of another format version."""
 
 
-@dataclass(frozen=True, slots=True)
 class Section:
-    name: str
-    offset: int
-    nbytes: int
-    dtype: str
+    """One entry of the section table (read-only).  Plain classes, not dataclasses: this module is imported
+    by every query, and each dataclass costs start-up most of a millisecond."""
+
+    __slots__ = ("name", "offset", "nbytes", "dtype")
+
+    def __init__(self, name: str, offset: int, nbytes: int, dtype: str) -> None:
+        self.name, self.offset, self.nbytes, self.dtype = name, offset, nbytes, dtype
+
+    def __repr__(self) -> str:
+        return f"Section({self.name!r}, offset={self.offset}, nbytes={self.nbytes}, dtype={self.dtype!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Header:
-    version: int
-    header_size: int
-    node_count: int
-    edge_count: int
-    body_crc: int
-    file_size: int
-    sections: dict[str, Section]
+    """The decoded header (read-only): counts, checksums and the sections by name."""
+
+    __slots__ = ("version", "header_size", "node_count", "edge_count", "body_crc", "file_size", "sections")
+
+    def __init__(
+        self,
+        version: int,
+        header_size: int,
+        node_count: int,
+        edge_count: int,
+        body_crc: int,
+        file_size: int,
+        sections: dict[str, Section],
+    ) -> None:
+        self.version, self.header_size, self.node_count, self.edge_count = version, header_size, node_count, edge_count
+        self.body_crc, self.file_size, self.sections = body_crc, file_size, sections
 
 
 def header_size(section_count: int) -> int:

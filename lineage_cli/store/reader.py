@@ -8,7 +8,6 @@ bytes as a numpy array for the vectorized walks.
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import re
@@ -17,13 +16,14 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Iterable
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lineage_cli.model import NodeKind
 from lineage_cli.store.layout import Header, StoreError, max_header_size, unpack_header
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
     from lineage_cli.walk.result import LineageResult
@@ -35,10 +35,11 @@ VERIFY_ON_OPEN_BYTES = 32 * 1024 * 1024
 _REQUIRED = (
     "node_kind", "name_offsets", "names", "node_container", "node_file", "node_line",
     "file_offsets", "files", "meta",
-    "fwd_offsets", "fwd_node", "fwd_attr", "fwd_statement", "bwd_offsets", "bwd_node", "bwd_attr",
+    "fwd_offsets", "fwd_split", "fwd_node", "fwd_attr", "fwd_statement",
+    "bwd_offsets", "bwd_split", "bwd_node", "bwd_attr",
 )  # fmt: skip
 # numpy dtype string -> memoryview format; the file is little-endian like every host we run on
-_FORMATS = {"|u1": "B", "<u2": "H", "<i4": "i", "<i8": "q", "<u8": "Q"}
+_FORMATS = {"|u1": "B", "<u2": "H", "<i4": "i", "<u4": "I", "<i8": "q", "<u8": "Q"}
 
 
 def open_store(path: str | os.PathLike[str]) -> Store:
@@ -49,53 +50,72 @@ class Store:
     """A read-only lineage graph backed by one memory-mapped file."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        # (a str, and ``path`` a Path made on demand: pathlib costs a cold query 3 ms of imports)
+        self._path = os.fspath(path)
         # One open file for header and map: a harvest renaming a new store over this path
         # in between must not pair the old header with the new body.
-        with _open(self.path) as handle:
-            self.header = _read_header(handle, self.path)
+        with _open(self._path) as handle:
+            self.header = _read_header(handle, self._path)
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self._bytes = memoryview(self._map)
+        # views made once per section: a session of walks asks for the same arrays again and again
+        self._views: dict[str, memoryview] = {}
+        self._numpy: dict[str, np.ndarray] = {}
         missing = [name for name in _REQUIRED if name not in self.header.sections]
         if missing:
-            raise StoreError(f"{self.path}: damaged store: missing sections {', '.join(missing)}")
+            raise StoreError(f"{self._path}: damaged store: missing sections {', '.join(missing)}")
         if self.header.file_size <= VERIFY_ON_OPEN_BYTES:
             self.verify()
 
     # -- raw arrays --------------------------------------------------------------------------------
     def array(self, name: str) -> memoryview:
         """Section ``name`` as a typed memoryview (indexable, no numpy)."""
-        section = self._section(name)
-        raw = self._bytes[section.offset : section.offset + section.nbytes]
-        if sys.byteorder != "little" or section.dtype not in _FORMATS:
-            raise StoreError(f"{self.path}: section {name} has dtype {section.dtype}, unreadable on this host")
-        return raw.cast(_FORMATS[section.dtype])
+        view = self._views.get(name)
+        if view is None:
+            section = self._section(name)
+            raw = self._bytes[section.offset : section.offset + section.nbytes]
+            if sys.byteorder != "little" or section.dtype not in _FORMATS:
+                raise StoreError(f"{self._path}: section {name} has dtype {section.dtype}, unreadable on this host")
+            view = self._views[name] = raw.cast(_FORMATS[section.dtype])
+        return view
 
     def numpy_array(self, name: str) -> np.ndarray:
-        """Section ``name`` as a zero-copy numpy array (imports numpy)."""
-        import numpy as np
+        """Section ``name`` as a zero-copy, read-only numpy array (imports numpy)."""
+        array = self._numpy.get(name)
+        if array is None:
+            import numpy as np
 
-        section = self._section(name)
-        dtype = np.dtype(section.dtype)
-        return np.frombuffer(self._map, dtype=dtype, count=section.nbytes // dtype.itemsize, offset=section.offset)
+            section = self._section(name)
+            dtype = np.dtype(section.dtype)
+            count, offset = section.nbytes // dtype.itemsize, section.offset
+            array = self._numpy[name] = np.frombuffer(self._map, dtype=dtype, count=count, offset=offset)
+        return array
 
     def _section(self, name: str):  # noqa: ANN202 - Section
         section = self.header.sections[name]
         if section.offset < self.header.header_size or section.offset + section.nbytes > self.header.file_size:
-            raise StoreError(f"{self.path}: damaged store: section {name} lies outside the file")
+            raise StoreError(f"{self._path}: damaged store: section {name} lies outside the file")
         return section
 
     def verify(self) -> None:
         """Check the body checksum: detects bit flips anywhere after the header."""
         if zlib.crc32(self._bytes[self.header.header_size :]) != self.header.body_crc:
-            raise StoreError(f"{self.path}: damaged store (body checksum mismatch); re-harvest to rebuild it")
+            raise StoreError(f"{self._path}: damaged store (body checksum mismatch); re-harvest to rebuild it")
+
+    @cached_property
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self._path)
 
     @cached_property
     def meta(self) -> dict[str, Any]:
+        import json
+
         try:
             return json.loads(bytes(self.array("meta")))
         except ValueError as error:
-            raise StoreError(f"{self.path}: damaged store metadata: {error}") from error
+            raise StoreError(f"{self._path}: damaged store metadata: {error}") from error
 
     @property
     def node_count(self) -> int:
@@ -138,8 +158,8 @@ class Store:
             starts, ends = (offsets.take(nodes) + at).tolist(), (offsets[1:].take(nodes) + at).tolist()
         else:
             offsets = self._name_offsets
-            return [mapped[at + offsets[n] : at + offsets[n + 1]].decode("utf-8") for n in nodes]
-        return [mapped[start:end].decode("utf-8") for start, end in zip(starts, ends, strict=True)]
+            return [mapped[at + offsets[n] : at + offsets[n + 1]].decode() for n in nodes]  # (UTF-8)
+        return [mapped[start:end].decode() for start, end in zip(starts, ends, strict=True)]
 
     def kind(self, node: int) -> NodeKind:
         return NodeKind(self.kinds[node])
@@ -269,19 +289,19 @@ def longest_literal(pattern: str) -> str:
     return max(runs, key=len)
 
 
-def _open(path: Path) -> BinaryIO:
+def _open(path: str) -> BinaryIO:
     try:
-        return path.open("rb")
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
     except FileNotFoundError:
         raise StoreError(f"{path}: no lineage store here; run `lineage harvest PATH` first") from None
     except OSError as error:
         raise StoreError(f"{path}: cannot read the store: {error.strerror}") from None
 
 
-def _read_header(handle: BinaryIO, path: Path) -> Header:
+def _read_header(handle: BinaryIO, path: str) -> Header:
     try:
         size = os.fstat(handle.fileno()).st_size
         data = handle.read(max_header_size())
     except OSError as error:
         raise StoreError(f"{path}: cannot read the store: {error.strerror}") from None
-    return unpack_header(data, str(path), size)
+    return unpack_header(data, path, size)

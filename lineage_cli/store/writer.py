@@ -3,8 +3,11 @@
 Node ids are the ranks of the node names in sorted order, so the name index is the
 node table itself (binary search, no extra section).  Edges become CSR adjacency in
 both directions, 16 bytes per edge: neighbour and packed type+subtypes each way, and the
-statement that made the edge once, forward.  The file is written beside its destination, fsync-ed and renamed
-over it: a crash mid-write leaves the previous store intact.
+statement that made the edge once, forward.  Each node's slice holds its table-level edges
+(READ, WRITE, FLOW) first, then the others, each group by type, neighbour and statement; a
+per-node count (``*_split``, an i4 per node and direction) says where the groups meet.
+The file is written beside its destination, fsync-ed and renamed over it: a crash mid-write
+leaves the previous store intact.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 
 from lineage_cli.model import Graph
 from lineage_cli.store.arrays import GraphArrays, from_graph
-from lineage_cli.store.layout import Section, align, header_size, pack_header
+from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, Section, align, header_size, pack_header, slice_rank
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +70,9 @@ def _build_sections(graph: GraphArrays, meta: dict[str, object]) -> dict[str, np
         "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype="u1"),
     }
     src, dst, nodes = graph.sources, graph.targets, graph.node_count
-    forward_order = np.lexsort((dst, src))
-    sections.update(_csr("fwd", src, dst, graph.attributes, forward_order, nodes))
-    sections["fwd_statement"] = graph.statements[forward_order].astype("<i4")
-    sections.update(_csr("bwd", dst, src, graph.attributes, np.lexsort((src, dst)), nodes))
+    rank = _slice_ranks(graph.attributes)
+    sections.update(_csr("fwd", src, dst, rank, graph, nodes, with_statements=True))
+    sections.update(_csr("bwd", dst, src, rank, graph, nodes, with_statements=False))
     return sections
 
 
@@ -81,16 +83,41 @@ def _string_table(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, np.frombuffer(b"".join(encoded), dtype="u1")
 
 
+def _slice_ranks(attributes: np.ndarray) -> np.ndarray:
+    """Each edge's place in its slices: table-level types first, then by type (``layout.slice_rank``)."""
+    table = np.array([slice_rank(t) for t in range(TYPE_MASK + 1)], dtype=np.int64)
+    return table.take(attributes & TYPE_MASK)
+
+
 def _csr(
-    prefix: str, origin: np.ndarray, neighbour: np.ndarray, attributes: np.ndarray, order: np.ndarray, nodes: int
+    prefix: str,
+    origin: np.ndarray,
+    neighbour: np.ndarray,
+    rank: np.ndarray,
+    graph: GraphArrays,
+    nodes: int,
+    with_statements: bool,
 ) -> dict[str, np.ndarray]:
+    """One direction's CSR sections (and the edges' statements in its order, forward only).
+
+    Edges sort by origin, slice rank, neighbour, statement: two int64 keys, ``origin << 5 | rank`` and
+    ``neighbour << 32 | statement + 1`` (origins and neighbours are non-negative i4, statements >= -1).
+    """
+    first = (origin.astype(np.int64) << 5) | rank
+    second = (neighbour.astype(np.int64) << 32) | (graph.statements.astype(np.int64) + 1)
+    order = np.lexsort((second, first))
     offsets = np.zeros(nodes + 1, dtype="<i8")
     np.cumsum(np.bincount(origin, minlength=nodes), out=offsets[1:])
-    return {
+    table_level = origin[rank < 1 << TYPE_BITS]
+    sections = {
         f"{prefix}_offsets": offsets,
+        f"{prefix}_split": np.bincount(table_level, minlength=nodes).astype("<i4"),
         f"{prefix}_node": neighbour[order].astype("<i4"),
-        f"{prefix}_attr": attributes[order].astype("<u2"),
+        f"{prefix}_attr": graph.attributes[order].astype("<u2"),
     }
+    if with_statements:
+        sections[f"{prefix}_statement"] = graph.statements[order].astype("<i4")
+    return sections
 
 
 def _write_file(out: BinaryIO, arrays: dict[str, np.ndarray], nodes: int, edges: int) -> int:

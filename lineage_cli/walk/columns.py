@@ -1,116 +1,70 @@
-"""Column lineage walks: projection edges, and predicate edges tied to their statement.
+"""Predicate edges at column level, tied to their statement.
 
 A predicate edge points from a column to the *table* a statement writes, and gates every
 column that same statement writes (``transformation -COLUMN_WRITE-> column`` edges say
 which).  So upstream of ``t.c`` the predicates that count are those of the statements
 writing ``t.c``; downstream of a filtered column, the columns affected are those its
-statement writes.  The walk is plain Python: column answers are small, and each step
-needs the statement of an edge, which the vectorized table walk does not carry.
+statement writes.  The plan walk (``planned.py``) asks these functions whenever a
+``predicate`` rule meets a column; other edges need no statement and are walked plainly.
 """
 
 from __future__ import annotations
 
-from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.layout import TYPE_MASK, pack_attributes
-from lineage_cli.store.reader import Store
-from lineage_cli.walk.traverse import Walk
-
-CONTAINS = pack_attributes(EdgeType.CONTAINS, 0)
+from lineage_cli.model import EdgeType
+from lineage_cli.walk.edges import TypedEdges
 
 
-class _Edges:
-    """Typed access to one store's adjacency (slices of memoryviews)."""
+class PredicateTies:
+    """The statement ties of one store's predicate edges, each table's worked out once: a column walk
+    meets the columns of a table one by one, and each needs the same predicate edges into it."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.fwd = (store.array("fwd_offsets"), store.array("fwd_node"), store.array("fwd_attr"))
-        self.bwd = (store.array("bwd_offsets"), store.array("bwd_node"), store.array("bwd_attr"))
-        self.statements = store.array("fwd_statement")
+    def __init__(self, edges: TypedEdges) -> None:
+        self.edges = edges
+        self._into: dict[int, list[tuple[int, int, set[int]]]] = {}  # table -> (source, attributes, statements)
+        self._written: dict[tuple[int, int], list[int]] = {}  # (table, statement) -> gated columns
 
-    def out(self, node: int, edge_type: int) -> list[tuple[int, int, int]]:
-        """(neighbour, attributes, statement) of ``node``'s out-edges of one type."""
-        offsets, nodes, attrs = self.fwd
+    def gating(self, column: int) -> list[tuple[int, int, int]]:
+        """Upstream: ``(source column, table, attributes)`` of the predicates that gate ``column``.
+
+        Those of its table's predicate edges whose statement writes ``column`` (all of them when no
+        statement is known on either side: imported lineage carries none).
+        """
+        table = self.edges.store.container(column)
+        if table is None:
+            return []
+        writers = {m for m, _ in self.edges.into(column, EdgeType.COLUMN_WRITE)}
         return [
-            (nodes[i], attrs[i], self.statements[i])
-            for i in range(offsets[node], offsets[node + 1])
-            if attrs[i] & TYPE_MASK == edge_type
+            (source, table, attributes)
+            for source, attributes, statements in self._predicates_into(table)
+            if not writers or statements & writers or -1 in statements
         ]
 
-    def into(self, node: int, edge_type: int) -> list[tuple[int, int]]:
-        """(neighbour, attributes) of ``node``'s in-edges of one type."""
-        offsets, nodes, attrs = self.bwd
+    def gated(self, column: int) -> list[tuple[int, int, list[int]]]:
+        """Downstream: ``(table, attributes, gated columns)`` for each predicate edge out of ``column``."""
         return [
-            (nodes[i], attrs[i]) for i in range(offsets[node], offsets[node + 1]) if attrs[i] & TYPE_MASK == edge_type
+            (table, attributes, self._gated_columns(table, statement))
+            for table, attributes, statement in self.edges.out(column, EdgeType.PREDICATE)
         ]
 
-    def statements_of(self, source: int, target: int, edge_type: int) -> set[int]:
-        return {m for n, _, m in self.out(source, edge_type) if n == target}
+    def _predicates_into(self, table: int) -> list[tuple[int, int, set[int]]]:
+        found = self._into.get(table)
+        if found is None:
+            edges = self.edges
+            found = self._into[table] = [
+                (source, attributes, edges.statements_of(source, table, EdgeType.PREDICATE))
+                for source, attributes in edges.into(table, EdgeType.PREDICATE)
+            ]
+        return found
 
-
-def column_walk(store: Store, starts: list[int], direction: str, predicates: bool, max_hops: int | None) -> Walk:
-    """Walk column lineage ``direction`` ("up" or "down") from the columns ``starts``."""
-    edges = _Edges(store)
-    walk = Walk(nodes=sorted(set(starts)), hops=[0] * len(set(starts)))
-    seen = set(walk.nodes)
-    frontier, hop = list(walk.nodes), 0
-    step = _step_up if direction == "up" else _step_down
-    while frontier and (max_hops is None or hop < max_hops):
-        hop += 1
-        reached: list[int] = []
-        for column in frontier:
-            for neighbour in step(edges, column, predicates, walk):
-                if neighbour not in seen:
-                    seen.add(neighbour)
-                    reached.append(neighbour)
-        reached.sort()
-        walk.nodes.extend(reached)
-        walk.hops.extend([hop] * len(reached))
-        frontier = [n for n in reached if store.kind(n) is NodeKind.COLUMN]
-    return walk
-
-
-def _record(walk: Walk, source: int, target: int, attributes: int) -> None:
-    walk.sources.append(source)
-    walk.targets.append(target)
-    walk.attributes.append(attributes)
-
-
-def _step_up(edges: _Edges, column: int, predicates: bool, walk: Walk) -> list[int]:
-    reached = []
-    for source, attributes in edges.into(column, EdgeType.PROJECTION):
-        _record(walk, source, column, attributes)
-        reached.append(source)
-    table = edges.store.container(column)
-    if not predicates or table is None:
-        return reached
-    writers = {m for m, _ in edges.into(column, EdgeType.COLUMN_WRITE)}
-    for source, attributes in edges.into(table, EdgeType.PREDICATE):
-        statements = edges.statements_of(source, table, EdgeType.PREDICATE)
-        if not writers or statements & writers or -1 in statements:
-            _record(walk, source, table, attributes)
-            _record(walk, table, column, CONTAINS)
-            reached.extend((table, source))
-    return reached
-
-
-def _step_down(edges: _Edges, column: int, predicates: bool, walk: Walk) -> list[int]:
-    reached = []
-    for target, attributes, _ in edges.out(column, EdgeType.PROJECTION):
-        _record(walk, column, target, attributes)
-        reached.append(target)
-    if not predicates:
-        return reached
-    for table, attributes, statement in edges.out(column, EdgeType.PREDICATE):
-        _record(walk, column, table, attributes)
-        reached.append(table)
-        for gated in _gated_columns(edges, table, statement):
-            _record(walk, table, gated, CONTAINS)
-            reached.append(gated)
-    return reached
-
-
-def _gated_columns(edges: _Edges, table: int, statement: int) -> list[int]:
-    """The columns of ``table`` that ``statement`` writes; all its columns when no statement is known."""
-    if statement < 0:
-        return [n for n, _, _ in edges.out(table, EdgeType.CONTAINS)]
-    return [n for n, _, _ in edges.out(statement, EdgeType.COLUMN_WRITE) if edges.store.container(n) == table]
+    def _gated_columns(self, table: int, statement: int) -> list[int]:
+        """The columns of ``table`` that ``statement`` writes; all its columns when no statement is known."""
+        found = self._written.get((table, statement))
+        if found is None:
+            edges = self.edges
+            if statement < 0:
+                found = [n for n, _, _ in edges.out(table, EdgeType.CONTAINS)]
+            else:
+                writes = edges.out(statement, EdgeType.COLUMN_WRITE)
+                found = [n for n, _, _ in writes if edges.store.container(n) == table]
+            self._written[table, statement] = found
+        return found

@@ -1,27 +1,34 @@
 """Walkplans: declarative rules for what a lineage query follows, collects and shows.
 
-A plan holds one rule per edge type it uses: the direction to follow it in (``forward``
-is the query's own direction — downstream for ``down``, upstream for ``up`` —
-``backward`` the other way, or ``both``), whether to follow it at all, whether to
-collect the node it reaches and the edge itself, conditions on the node and the edge
-(kind, LIKE pattern on the name, schema, subtype, depth), and ``when_arg``, which makes
-the rule active only when the query passes ``--arg NAME``.  Plans are YAML, or XML in
-the ``<lineageServerPlan>`` form; both load into ``WalkPlan``.  Conditions are data,
-never code.  Errors name the file and the line.
+A plan holds rules per edge type: the direction to follow it in (``forward`` is the query's
+own direction — downstream for ``down``, upstream for ``up`` — ``backward`` the other way,
+or ``both``), whether to go on from the node it reaches (``follow``: true, false, or the
+node kinds to go on from), whether to collect that node (true, false or node kinds) and the
+edge itself, conditions on the node and the edge (kind, LIKE pattern on the name, schema,
+subtype, depth), and ``when_arg``, which makes the rule active only when the query passes
+``--arg NAME``.  Plans are YAML (JSON being YAML, a ``.json`` plan is read too), or XML in
+the ``<lineageServerPlan>`` form; all load into ``WalkPlan``.  Conditions are data, never
+code.  Errors name the file and the line.
+
+The built-in plans are JSON files, read with the json module: the YAML and XML parsers cost
+a query some 20 ms of start-up, so they are imported only for a plan file that needs them.
 """
 
 from __future__ import annotations
 
-import xml.sax
-from dataclasses import dataclass, field
+import json
+from functools import cache
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lineage_cli.model import EdgeType, NodeKind, Subtype
+from lineage_cli.walk.errors import QueryError
+
+if TYPE_CHECKING:
+    import yaml
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "plans"
+PLAN_SUFFIXES = (".yaml", ".yml", ".json", ".xml")
 DIRECTIONS = ("forward", "backward", "both")
 EDGE_NAMES = {t.label: t for t in EdgeType}
 NODE_KINDS = {k.label for k in NodeKind}
@@ -30,12 +37,13 @@ _RULE_KEYS = {"edge", "direction", "follow", "collect_node", "collect_edge", "wh
 _CONDITION_KEYS = {"node_kind", "name_like", "schema", "subtype", "max_depth"}
 
 
-class PlanError(ValueError):
+class PlanError(QueryError, ValueError):
     """A walkplan file is malformed: the message names the file, the line and what was expected."""
 
 
-@dataclass(frozen=True, slots=True)
-class Conditions:
+# NamedTuples rather than dataclasses: immutable values all the same, at a tenth of the class-creation
+# cost, which every `lineage up` pays on start-up (about 2 ms for the three).
+class Conditions(NamedTuple):
     node_kinds: frozenset[str] = frozenset()  # empty: any
     name_like: str | None = None
     schemas: frozenset[str] = frozenset()
@@ -43,31 +51,36 @@ class Conditions:
     max_depth: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeRule:
+class EdgeRule(NamedTuple):
     """How a walk treats one edge type.
 
     ``conditions`` decide whether the edge is traversed at all (checked on the edge and on
-    the node it reaches); ``follow`` whether the walk goes on from that node; ``collect_node``
-    whether the node shows in the answer — ``True``, ``False`` or a set of node kinds
-    (a node not shown is folded: the edges through it are contracted); ``collect_edge``
-    whether the edge shows.
+    the node it reaches); ``follow`` whether the walk goes on from that node — ``True``,
+    ``False`` or a set of node kinds; ``collect_node`` whether the node shows in the answer —
+    likewise (a node not shown is folded: the edges through it are contracted);
+    ``collect_edge`` whether the edge shows.
     """
 
     edge: EdgeType
     direction: str = "forward"
-    follow: bool = True
+    follow: bool | frozenset[str] = True
     collect_node: bool | frozenset[str] = True
     collect_edge: bool = True
     when_arg: str | None = None
-    conditions: Conditions = field(default_factory=Conditions)
+    conditions: Conditions = Conditions()
 
     def collects(self, kind: str) -> bool:
-        return self.collect_node if isinstance(self.collect_node, bool) else kind in self.collect_node
+        return _admits(self.collect_node, kind)
+
+    def follows(self, kind: str) -> bool:
+        return _admits(self.follow, kind)
 
 
-@dataclass(frozen=True, slots=True)
-class WalkPlan:
+def _admits(setting: bool | frozenset[str], kind: str) -> bool:
+    return setting if isinstance(setting, bool) else kind in setting
+
+
+class WalkPlan(NamedTuple):
     name: str
     description: str
     rules: tuple[EdgeRule, ...]
@@ -78,19 +91,28 @@ class WalkPlan:
         return tuple(r for r in self.rules if r.when_arg is None or r.when_arg in args)
 
 
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.json"))
+
+
 def builtin_plans() -> dict[str, WalkPlan]:
-    return {p.stem: load_plan(p) for p in sorted(BUILTIN_DIR.glob("*.yaml"))}
+    return {name: builtin_plan(name) for name in builtin_names()}
+
+
+@cache  # a session of queries reads each built-in plan once; plans are immutable
+def builtin_plan(name: str) -> WalkPlan:
+    return load_plan(BUILTIN_DIR / f"{name}.json")
 
 
 def resolve_plan(name_or_file: str) -> WalkPlan:
-    """A built-in plan by name, or a plan file (YAML or XML) by path."""
+    """A built-in plan by name, or a plan file (YAML, JSON or XML) by path."""
     path = Path(name_or_file)
-    if path.suffix.lower() in (".yaml", ".yml", ".xml") and path.is_file():
+    if path.suffix.lower() in PLAN_SUFFIXES:
         return load_plan(path)
-    plans = builtin_plans()
-    if name_or_file in plans:
-        return plans[name_or_file]
-    raise PlanError(f"no walkplan {name_or_file!r}: built-in plans are {', '.join(plans)}, or give a .yaml/.xml file")
+    names = builtin_names()
+    if name_or_file in names:
+        return builtin_plan(name_or_file)
+    raise PlanError(f"no walkplan {name_or_file!r}: built-in plans are {', '.join(names)}, or give a .yaml/.xml file")
 
 
 def load_plan(path: Path) -> WalkPlan:
@@ -98,15 +120,43 @@ def load_plan(path: Path) -> WalkPlan:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise PlanError(f"{path}: cannot read: {error.strerror}") from None
-    if path.suffix.lower() == ".xml":
+    suffix = path.suffix.lower()
+    if suffix == ".xml":
         return _from_xml(text, str(path))
+    if suffix == ".json":
+        return _from_json(text, str(path))
     return _from_yaml(text, str(path))
+
+
+# -- JSON --------------------------------------------------------------------------------------------
+
+
+def _from_json(text: str, origin: str) -> WalkPlan:
+    """A JSON plan through the json module; a mistake in it is located by reading it again as YAML."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlanError(f"{origin}:{error.lineno}: not valid JSON: {error.msg}") from None
+    try:
+        rules = tuple(_json_rule(raw, origin) for raw in data["edges"])
+        return WalkPlan(str(data.get("name", Path(origin).stem)), str(data.get("description", "")), rules, origin)
+    except (PlanError, TypeError, KeyError, AttributeError):
+        return _from_yaml(text, origin)  # JSON is YAML, whose nodes carry the line numbers for the error
+
+
+def _json_rule(raw: dict[str, Any], origin: str) -> EdgeRule:
+    unknown = set(raw) - _RULE_KEYS
+    if unknown:
+        raise PlanError(f"{origin}: unknown rule field {sorted(unknown)[0]}")
+    return build_rule(raw, origin, lambda key: 0)
 
 
 # -- YAML --------------------------------------------------------------------------------------------
 
 
 def _from_yaml(text: str, origin: str) -> WalkPlan:
+    import yaml
+
     try:
         root = yaml.compose(text)
     except yaml.YAMLError as error:
@@ -134,21 +184,27 @@ def _line(node: yaml.Node) -> int:
 
 
 def _mapping(node: yaml.Node, origin: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    import yaml
+
     if not isinstance(node, yaml.MappingNode):
         raise PlanError(f"{origin}:{_line(node)}: expected a mapping")
     return {key.value: (key, value) for key, value in node.value}
 
 
 def _scalar(mapping: dict[str, tuple[yaml.Node, yaml.Node]], key: str, origin: str, default: Any = None) -> Any:
+    import yaml
+
     if key not in mapping:
         return default
     node = mapping[key][1]
     if not isinstance(node, yaml.ScalarNode):
         raise PlanError(f"{origin}:{_line(node)}: expected a single value for `{key}`")
-    return yaml.safe_load(yaml.serialize(node))
+    return _value(node)
 
 
 def _rule(mapping: dict[str, tuple[yaml.Node, yaml.Node]], origin: str, line: int) -> EdgeRule:
+    import yaml
+
     for key, (key_node, _) in mapping.items():
         if key not in _RULE_KEYS:
             raise PlanError(f"{origin}:{_line(key_node)}: unknown rule field `{key}`; expected {_listing(_RULE_KEYS)}")
@@ -161,41 +217,16 @@ def _rule(mapping: dict[str, tuple[yaml.Node, yaml.Node]], origin: str, line: in
 
 
 def _value(node: yaml.Node) -> Any:
+    import yaml
+
     return yaml.safe_load(yaml.serialize(node))
 
 
 # -- XML -------------------------------------------------------------------------------------------
 
 
-class _XmlHandler(xml.sax.ContentHandler):
-    """Builds (tag, attributes, line, children) tuples: ElementTree does not keep line numbers."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[tuple[str, dict[str, str], int, list]] = [("#document", {}, 1, [])]
-        self.locator: Any = None
-
-    def setDocumentLocator(self, locator: Any) -> None:  # noqa: N802 - SAX API
-        self.locator = locator
-
-    def startElement(self, name: str, attrs: Any) -> None:  # noqa: N802 - SAX API
-        line = self.locator.getLineNumber() if self.locator else 1
-        element = (name, dict(attrs), line, [])
-        self.stack[-1][3].append(element)
-        self.stack.append(element)
-
-    def endElement(self, name: str) -> None:  # noqa: N802 - SAX API
-        self.stack.pop()
-
-
 def _from_xml(text: str, origin: str) -> WalkPlan:
-    handler = _XmlHandler()
-    try:
-        xml.sax.parseString(text.encode("utf-8"), handler)
-    except xml.sax.SAXParseException as error:
-        raise PlanError(f"{origin}:{error.getLineNumber()}: not well-formed XML: {error.getMessage()}") from None
-    root = handler.stack[0][3][0]
-    name, attributes, line, children = root
+    name, attributes, line, children = _xml_tree(text, origin)
     if name != "lineageServerPlan":
         raise PlanError(f"{origin}:{line}: expected a <lineageServerPlan> root element, got <{name}>")
     rules = []
@@ -204,6 +235,36 @@ def _from_xml(text: str, origin: str) -> WalkPlan:
             raise PlanError(f"{origin}:{child[2]}: unexpected <{child[0]}>; expected <useEdge>")
         rules.append(_xml_rule(child, origin))
     return WalkPlan(attributes.get("name", Path(origin).stem), attributes.get("description", ""), tuple(rules), origin)
+
+
+def _xml_tree(text: str, origin: str) -> tuple[str, dict[str, str], int, list]:
+    """The root element as (tag, attributes, line, children) tuples: ElementTree keeps no line numbers."""
+    import xml.sax
+
+    class Handler(xml.sax.ContentHandler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stack: list[tuple[str, dict[str, str], int, list]] = [("#document", {}, 1, [])]
+            self.locator: Any = None
+
+        def setDocumentLocator(self, locator: Any) -> None:  # noqa: N802 - SAX API
+            self.locator = locator
+
+        def startElement(self, name: str, attrs: Any) -> None:  # noqa: N802 - SAX API
+            line = self.locator.getLineNumber() if self.locator else 1
+            element = (name, dict(attrs), line, [])
+            self.stack[-1][3].append(element)
+            self.stack.append(element)
+
+        def endElement(self, name: str) -> None:  # noqa: N802 - SAX API
+            self.stack.pop()
+
+    handler = Handler()
+    try:
+        xml.sax.parseString(text.encode("utf-8"), handler)
+    except xml.sax.SAXParseException as error:
+        raise PlanError(f"{origin}:{error.getLineNumber()}: not well-formed XML: {error.getMessage()}") from None
+    return handler.stack[0][3][0]
 
 
 _XML_RULE_ATTRIBUTES = {
@@ -250,7 +311,7 @@ def _xml_value(value: str) -> Any:
     return {"true": True, "false": False}.get(value.strip().lower(), value)
 
 
-# -- validation, shared by both forms ---------------------------------------------------------------
+# -- validation, shared by every form ---------------------------------------------------------------
 
 
 def build_rule(raw: dict[str, Any], origin: str, line_of: Any) -> EdgeRule:
@@ -263,26 +324,29 @@ def build_rule(raw: dict[str, Any], origin: str, line_of: Any) -> EdgeRule:
     direction = raw.get("direction", "forward")
     if direction not in DIRECTIONS:
         raise fail("direction", "forward, backward or both")
-    flags: dict[str, Any] = {}
-    for key in ("follow", "collect_edge"):
-        value = raw.get(key, True)
-        if not isinstance(value, bool):
-            raise fail(key, "true or false")
-        flags[key] = value
-    collect = raw.get("collect_node", True)
-    if isinstance(collect, str) and not isinstance(raw.get("collect_node"), bool):
-        collect = [part for part in collect.split(",") if part]
-    if not isinstance(collect, bool):
-        kinds = frozenset(str(k).strip().lower() for k in _as_list(collect))
-        if not kinds or kinds - NODE_KINDS:
-            raise fail("collect_node", f"true, false or a list of node kinds ({_listing(NODE_KINDS)})")
-        collect = kinds
-    flags["collect_node"] = collect
+    flags: dict[str, Any] = {"follow": _bool_or_kinds(raw, "follow", fail)}
+    flags["collect_node"] = _bool_or_kinds(raw, "collect_node", fail)
+    flags["collect_edge"] = raw.get("collect_edge", True)
+    if not isinstance(flags["collect_edge"], bool):
+        raise fail("collect_edge", "true or false")
     when_arg = raw.get("when_arg")
     if when_arg is not None and not isinstance(when_arg, str):
         raise fail("when_arg", "an argument name")
     conditions = _conditions(raw.get("conditions") or {}, origin, line_of)
     return EdgeRule(edge, direction, when_arg=when_arg, conditions=conditions, **flags)
+
+
+def _bool_or_kinds(raw: dict[str, Any], key: str, fail: Any) -> bool | frozenset[str]:
+    """``true``, ``false`` or node kinds, as a list or (XML) a comma-separated string."""
+    value = raw.get(key, True)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        value = [part for part in value.split(",") if part]
+    kinds = frozenset(str(k).strip().lower() for k in _as_list(value))
+    if not kinds or kinds - NODE_KINDS:
+        raise fail(key, f"true, false or a list of node kinds ({_listing(NODE_KINDS)})")
+    return kinds
 
 
 def _conditions(raw: Any, origin: str, line_of: Any) -> Conditions:

@@ -1,21 +1,19 @@
-"""Lineage queries: resolve what the user typed to start nodes, walk, shape the answer.
+"""Lineage queries: resolve what the user typed to start nodes, walk under a walkplan, shape the answer.
 
-Table lineage walks ``dataset -> transformation -> dataset`` (and direct ``flow`` edges
-from imported lineage) and, unless transformations are asked for, folds each
-transformation into ``flow`` edges between the datasets it reads and writes.  Column
-lineage walks projection edges, predicate edges on request.
+Without a plan, table lineage walks the ``tables`` plan — ``dataset -> transformation -> dataset``
+(and direct ``flow`` edges from imported lineage), each transformation folded into ``flow`` edges
+between the datasets it reads and writes — or ``transformations``, which shows them; column lineage
+walks ``columns`` (projection edges) or ``columns-with-predicates`` (``planned.py``).
 """
 
 from __future__ import annotations
 
-import difflib
-
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.reader import Store
-from lineage_cli.walk import shape
-from lineage_cli.walk.columns import column_walk
+from lineage_cli.walk.answer import answer
+from lineage_cli.walk.plan import WalkPlan
+from lineage_cli.walk.planned import as_plan, default_plan, plan_walk
 from lineage_cli.walk.result import LineageResult
-from lineage_cli.walk.traverse import Walk, bfs
 
 QUERYABLE = frozenset((NodeKind.TABLE, NodeKind.VIEW, NodeKind.COLUMN))
 TABLE_FLOW = EdgeType.READ.bit | EdgeType.WRITE.bit | EdgeType.FLOW.bit
@@ -67,34 +65,21 @@ def lineage(
     depth: int | None = None,
     show_transformations: bool = False,
     predicates: bool = False,
+    plan: WalkPlan | str | None = None,
+    args: frozenset[str] = frozenset(),
 ) -> LineageResult:
-    """Everything ``direction`` ("up" or "down") of the named nodes, merged into one answer."""
+    """Everything ``direction`` ("up" or "down") of the named nodes under ``plan`` (a plan, a built-in
+    plan's name or a plan file; by default chosen by the nodes' kind and the two flags), merged."""
     starts = resolve(store, name_or_pattern)
-    if all(store.kind(n) is NodeKind.COLUMN for n in starts):
-        return _result(store, column_walk(store, starts, direction, predicates, depth), starts, direction)
-    walk = bfs(store, starts, direction, TABLE_FLOW, None if depth is None else 2 * depth)
-    if show_transformations:
-        return _result(store, walk, starts, direction)
-    return _result(store, fold_transformations(store, walk), starts, direction)
-
-
-def fold_transformations(store: Store, walk: Walk) -> Walk:
-    """Replace ``a -> t -> b`` by ``a -> b`` for every transformation ``t`` in the walk.
-
-    A dataset's hop count becomes the number of dataset-to-dataset hops.  (In numpy for a vectorized walk.)
-    """
-    return shape.fold(store, walk)
-
-
-def _result(store: Store, walk: Walk, starts: list[int], direction: str) -> LineageResult:
-    """The answer, as columns: ``ResultNode``/``ResultEdge`` objects are made only if someone reads them."""
-    roots = sorted(store.name(n) for n in starts)
-    return LineageResult(direction=direction, roots=roots, columns=shape.columns(store, walk))
+    chosen = default_plan(store, starts, show_transformations, predicates) if plan is None else as_plan(plan)
+    return answer(store, plan_walk(store, starts, direction, chosen, args, depth), sorted(starts), direction)
 
 
 def _closest(store: Store, wanted: str) -> list[str]:
     queryable = {int(k) for k in QUERYABLE}
     names = [n for i, n in enumerate(store.names()) if store.kinds[i] in queryable]
+    import difflib  # only here: the query path does not pay its import
+
     close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
     tail = [n for n in names if n.endswith(wanted.rsplit(".", 1)[-1])][:5]
     return list(dict.fromkeys(close + tail))[:5]

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# A node's place in the whole lineage graph (data nodes only): nothing flows into a source, nothing out
+# of a terminal, neither into nor out of an isolated node.
+ROLES = ("source", "terminal", "isolated")
+
 
 @dataclass(frozen=True, slots=True)
 class ResultNode:
@@ -21,6 +25,7 @@ class ResultNode:
     depth: int = 0  # hops from the nearest queried node
     file: str | None = None  # provenance of transformation nodes
     line: int | None = None
+    role: str | None = None  # one of ROLES, or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +39,12 @@ class ResultEdge:
 class ResultColumns:
     """A result's nodes and edges as parallel lists, in the result's order.
 
-    ``files``/``lines`` are empty when no node has provenance.  (A plain class: a dataclass costs its
-    module a millisecond of start-up, and ``lineage up`` is a start-up-bound command.)
+    ``files``/``lines`` are empty when no node has provenance, ``roles`` when no node has a role.  (A
+    plain class: a dataclass costs its module a millisecond of start-up, and ``lineage up`` is a
+    start-up-bound command.)
     """
 
-    __slots__ = ("names", "kinds", "depths", "files", "lines", "sources", "targets", "types", "subtypes")
+    __slots__ = ("names", "kinds", "depths", "files", "lines", "roles", "sources", "targets", "types", "subtypes")
 
     def __init__(
         self,
@@ -53,6 +59,7 @@ class ResultColumns:
         self.depths: list[int] = depths or []
         self.files: list[str | None] = files or []
         self.lines: list[int | None] = lines or []
+        self.roles: list[str | None] = []
         self.sources: list[str] = []
         self.targets: list[str] = []
         self.types: list[str] = []
@@ -72,6 +79,7 @@ class ResultColumns:
         has_file = any(n.file is not None for n in nodes)
         self.files = [n.file for n in nodes] if has_file else []
         self.lines = [n.line for n in nodes] if has_file else []
+        self.roles = [n.role for n in nodes] if any(n.role for n in nodes) else []
 
     def set_edges(self, edges: list[ResultEdge]) -> None:
         self.sources = [e.source for e in edges]
@@ -80,9 +88,11 @@ class ResultColumns:
         self.subtypes = [e.subtypes for e in edges]
 
     def node_objects(self) -> list[ResultNode]:
-        if not self.files:
+        if not self.files and not self.roles:
             return list(map(ResultNode, self.names, self.kinds, self.depths))
-        return list(map(ResultNode, self.names, self.kinds, self.depths, self.files, self.lines))
+        absent = [None] * len(self.names)
+        files, lines, roles = self.files or absent, self.lines or absent, self.roles or absent
+        return list(map(ResultNode, self.names, self.kinds, self.depths, files, lines, roles))
 
     def edge_objects(self) -> list[ResultEdge]:
         return list(map(ResultEdge, self.sources, self.targets, self.types, self.subtypes))
@@ -95,7 +105,7 @@ class LineageResult:
 
     def __init__(
         self,
-        direction: str,  # "up", "down" or "path"
+        direction: str,  # "up", "down", "path" or "io"
         roots: list[str],
         nodes: list[ResultNode] | None = None,
         edges: list[ResultEdge] | None = None,
@@ -143,7 +153,7 @@ class LineageResult:
         fresh = ResultColumns()
         if self._nodes is None:
             fresh.names, fresh.kinds, fresh.depths = columns.names, columns.kinds, columns.depths
-            fresh.files, fresh.lines = columns.files, columns.lines
+            fresh.files, fresh.lines, fresh.roles = columns.files, columns.lines, columns.roles
         else:
             fresh.set_nodes(self._nodes)
         if self._edges is None:
@@ -182,6 +192,8 @@ class LineageResult:
 
 def _node_dict(node: ResultNode) -> dict[str, object]:
     out: dict[str, object] = {"name": node.name, "kind": node.kind, "depth": node.depth}
+    if node.role is not None:
+        out["role"] = node.role
     if node.file is not None:
         out["file"] = node.file
         out["line"] = node.line

@@ -1,10 +1,19 @@
-"""``lineage up`` / ``lineage down``: query the store and print or write the answer."""
+"""``lineage up`` / ``down`` / ``path`` / ``io`` / ``walkplans``: query the store and print or write the answer."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lineage_cli.store.layout import StoreError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lineage_cli.store.reader import Store
+    from lineage_cli.walk.result import LineageResult
+
+# Levels that lift statements: a walk without --walkplan then shows the statements to lift.
+STEP_LEVELS = ("module", "workflow")
 
 
 def run_walk(
@@ -16,24 +25,99 @@ def run_walk(
     output: str | None,
     show_transformations: bool,
     predicates: bool,
+    plan: str | None = None,
+    args: tuple[str, ...] = (),
+    level: str | None = None,
+    datamarts: str | None = None,
 ) -> int:
-    from lineage_cli.emit.formats import emit, format_from_path
+    def ask(store: Store) -> LineageResult:
+        from lineage_cli.walk.query import lineage
+
+        shown = show_transformations or level in STEP_LEVELS
+        result = lineage(store, name, direction, depth, shown, predicates, plan, frozenset(args))
+        return _rolled_up(store, result, level, datamarts)
+
+    return _answer(store_path, ask, fmt, output)
+
+
+def run_path(
+    source: str,
+    target: str,
+    store_path: str,
+    fmt: str | None,
+    output: str | None,
+    all_paths: bool,
+    max_paths: int,
+    depth: int | None,
+    plan: str | None = None,
+    args: tuple[str, ...] = (),
+    level: str | None = None,
+    datamarts: str | None = None,
+) -> int:
+    def ask(store: Store) -> LineageResult:
+        from lineage_cli.walk.paths import lineage_path
+
+        steps = level in STEP_LEVELS
+        found = lineage_path(store, source, target, plan, frozenset(args), depth, all_paths, max_paths, steps)
+        if not found.complete:
+            print(f"showing the first {found.paths} paths; raise --max-paths for more", file=sys.stderr)
+        return _rolled_up(store, found.result, level, datamarts)
+
+    return _answer(store_path, ask, fmt, output)
+
+
+def run_io(name: str, store_path: str, fmt: str | None, output: str | None) -> int:
+    def ask(store: Store) -> LineageResult:
+        from lineage_cli.walk.workflow_io import workflow_io
+
+        return workflow_io(store, name)
+
+    return _answer(store_path, ask, fmt, output)
+
+
+def run_walkplans(name: str | None) -> int:
+    """List the built-in plans with their descriptions, or print one plan's file."""
+    from lineage_cli.walk.plan import BUILTIN_DIR, builtin_names, builtin_plan
+
+    names = builtin_names()
+    if name is None:
+        width = max(map(len, names))
+        for plan in map(builtin_plan, names):
+            print(f"{plan.name:<{width}}  {plan.description}")
+        return 0
+    if name not in names:
+        print(f"error: no built-in walkplan {name!r}; built-in plans are {', '.join(names)}", file=sys.stderr)
+        return 1
+    sys.stdout.write((BUILTIN_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    return 0
+
+
+def _rolled_up(store: Store, result: LineageResult, level: str | None, datamarts: str | None) -> LineageResult:
+    if level is None:
+        return result
+    from lineage_cli.walk.levels import load_datamarts, rollup
+
+    return rollup(store, result, level, load_datamarts(datamarts) if datamarts else None)
+
+
+def _answer(store_path: str, ask: Callable[[Store], LineageResult], fmt: str | None, output: str | None) -> int:
+    """Open the store, compute the answer, and print or write it; user errors exit 1, store errors 2."""
+    from lineage_cli.emit.formats import RENDERED, emit, format_from_path
     from lineage_cli.store.reader import open_store
-    from lineage_cli.walk.query import AmbiguousName, NameNotFound, lineage
+    from lineage_cli.walk.errors import QueryError
+    from lineage_cli.walk.query import AmbiguousName, NameNotFound
 
     chosen = fmt or (format_from_path(output) if output else None) or _terminal_default()
     try:
-        store = open_store(store_path)
-        result = lineage(store, name, direction, depth, show_transformations, predicates)
+        result = ask(open_store(store_path))
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except NameNotFound as error:
+    except (NameNotFound, AmbiguousName, QueryError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    except AmbiguousName as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    if output and chosen in RENDERED:
+        return _render(result, chosen, output)
     text = emit(result, chosen)
     if output:
         with open(output, "w", encoding="utf-8", newline="\n") as handle:
@@ -41,6 +125,20 @@ def run_walk(
         print(f"{result.node_count} nodes, {result.edge_count} edges -> {output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _render(result: LineageResult, fmt: str, output: str) -> int:
+    from lineage_cli.emit.formats import RenderError, render
+
+    try:
+        picture = render(result, fmt)
+    except RenderError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    with open(output, "wb") as handle:
+        handle.write(picture)
+    print(f"{result.node_count} nodes, {result.edge_count} edges -> {output}", file=sys.stderr)
     return 0
 
 

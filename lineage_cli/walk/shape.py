@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 TRANSFORMATION = int(NodeKind.TRANSFORMATION)
 FLOW = pack_attributes(EdgeType.FLOW, 0)
+LOW_32 = 0xFFFFFFFF
 KNOWN_FLAGS = sum(s.bit for s in Subtype)  # other flag bits do not show in an answer, so they cannot split an edge
 # An answer lists edges by source, target, then type *label*; this ranks types in label order.
 LABEL_RANK = {int(t): rank for rank, t in enumerate(sorted(EdgeType, key=lambda t: t.label))}
@@ -37,38 +38,40 @@ def fold(store: Store, walk: Walk) -> Walk:
 
 
 def _fold_lists(store: Store, walk: Walk) -> Walk:
+    """``fold`` in plain Python.  Edges are ``source << 32 | target`` ints while they are deduped and sorted
+    (node ids are i4): hashing and comparing ints costs a fraction of what tuples do."""
     kinds = store.kinds
     if TRANSFORMATION not in set(map(kinds.__getitem__, walk.nodes)):
         # Direct flow only (imported lineage): edge ends are walked nodes, so no edge touches a statement.
-        ordered = sorted(set(zip(walk.sources, walk.targets, strict=True)))
+        keys = sorted({source << 32 | target for source, target in zip(walk.sources, walk.targets, strict=True)})
         return Walk(
             nodes=list(walk.nodes),
             hops=[(hop + 1) // 2 for hop in walk.hops],
-            sources=[source for source, _ in ordered],
-            targets=[target for _, target in ordered],
-            attributes=[FLOW] * len(ordered),
+            sources=[key >> 32 for key in keys],
+            targets=[key & LOW_32 for key in keys],
+            attributes=[FLOW] * len(keys),
         )
     inputs: dict[int, set[int]] = defaultdict(set)
     outputs: dict[int, set[int]] = defaultdict(set)
-    direct: set[tuple[int, int]] = set()
+    direct: set[int] = set()
     for source, target in zip(walk.sources, walk.targets, strict=True):
         if kinds[target] == TRANSFORMATION:
             inputs[target].add(source)
         elif kinds[source] == TRANSFORMATION:
             outputs[source].add(target)
         else:
-            direct.add((source, target))
-    pairs = direct | {(a, b) for t in inputs.keys() & outputs.keys() for a in inputs[t] for b in outputs[t]}
+            direct.add(source << 32 | target)
+    direct.update(a << 32 | b for t in inputs.keys() & outputs.keys() for a in inputs[t] for b in outputs[t])
     kept = [
         (node, (hop + 1) // 2) for node, hop in zip(walk.nodes, walk.hops, strict=True) if kinds[node] != TRANSFORMATION
     ]
-    ordered = sorted(pairs)
+    keys = sorted(direct)
     return Walk(
         nodes=[node for node, _ in kept],
         hops=[hop for _, hop in kept],
-        sources=[source for source, _ in ordered],
-        targets=[target for _, target in ordered],
-        attributes=[FLOW] * len(ordered),
+        sources=[key >> 32 for key in keys],
+        targets=[key & LOW_32 for key in keys],
+        attributes=[FLOW] * len(keys),
     )
 
 
@@ -138,16 +141,20 @@ def columns(store: Store, walk: Walk) -> ResultColumns:
 
 
 def _columns_of_lists(store: Store, walk: Walk) -> ResultColumns:
-    visits = sorted(zip(walk.nodes, walk.hops, strict=True), key=itemgetter(0))  # id order is name order
-    ids = [node for node, _ in visits]
+    hop_of = dict(zip(walk.nodes, walk.hops, strict=True))
+    if len(hop_of) == len(walk.nodes):  # each node once, as walks have them
+        ids = sorted(hop_of)  # id order is name order
+        depths = list(map(hop_of.__getitem__, ids))
+    else:
+        visits = sorted(zip(walk.nodes, walk.hops, strict=True), key=itemgetter(0))
+        ids, depths = [node for node, _ in visits], [hop for _, hop in visits]
     names = _Names(store, ids)
-    labels = _kind_labels()
     answer = ResultColumns(
         names=names.listed,
-        kinds=_checked([labels[k] for k in map(store.kinds.__getitem__, ids)]),
-        depths=[hop for _, hop in visits],
+        kinds=_checked(list(map(_kind_labels().__getitem__, map(store.kinds.__getitem__, ids)))),
+        depths=depths,
     )
-    if ids and max(map(store.array("node_file").__getitem__, ids)) >= 0:
+    if ids and _has_files(store) and max(map(store.array("node_file").__getitem__, ids)) >= 0:
         _add_provenance(store, ids, answer)
     sources, targets, details = _sorted_edges(walk)
     answer.sources = list(map(names.__getitem__, sources))
@@ -166,9 +173,9 @@ def _sorted_edges(walk: Walk) -> tuple[list[int], list[int], list[int]]:
     details = {a: _detail(a) for a in set(walk.attributes)}
     sources, targets = walk.sources, walk.targets
     if len(details) == 1:
-        pairs = list(zip(sources, targets, strict=True))
-        if all(map(lt, pairs, pairs[1:])):
-            return sources, targets, [next(iter(details.values()))] * len(pairs)
+        keys = [source << 32 | target for source, target in zip(sources, targets, strict=True)]
+        if all(map(lt, keys, keys[1:])):
+            return sources, targets, [next(iter(details.values()))] * len(keys)
     edges = sorted({(s, t, details[a]) for s, t, a in _edge_rows(walk)})
     return [s for s, _, _ in edges], [t for _, t, _ in edges], [d for _, _, d in edges]
 
@@ -198,7 +205,7 @@ def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
         kinds=_checked(kind_labels.take(store.numpy_array("node_kind").take(ids)).tolist()),
         depths=hops.take(order).tolist(),
     )
-    if (store.numpy_array("node_file").take(ids) >= 0).any():
+    if _has_files(store) and (store.numpy_array("node_file").take(ids) >= 0).any():
         _add_provenance(store, ids.tolist(), answer)
     pairs, kinds, flags = _distinct_edges(sources, targets, attributes)
     named = np.array(names, dtype=object)
@@ -269,6 +276,11 @@ class _Names(dict[int, str]):
     def __missing__(self, node: int) -> str:
         name = self[node] = self.store.name(node)
         return name
+
+
+def _has_files(store: Store) -> bool:
+    """Whether the store has a file table at all (an imported graph has none: no node has provenance)."""
+    return len(store.array("file_offsets")) > 1
 
 
 def _add_provenance(store: Store, ids: list[int], answer: ResultColumns) -> None:

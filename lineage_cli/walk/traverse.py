@@ -6,14 +6,19 @@ once).  Two engines share the loop and hand over to each other hop by hop:
 
 * plain Python over memoryviews, for narrow hops: a numpy hop costs some forty calls of fixed overhead,
   and a process that has not imported numpy yet would pay ~100 ms for it, as much as a Python walk over
-  most of a million adjacency entries (skipped entries cost least: a slice's types are checked by one
-  ``bytes.translate``, so a table's column edges in a table-level walk never reach the Python loop);
+  most of a million adjacency entries (skipped entries cost least: a range's types are checked by one
+  ``bytes.translate``, so entries the mask skips never reach the Python loop);
 * numpy, for wide hops: gathers over the memory-mapped arrays, the type check through a lookup table
-  (skipped when every type is followed), no np.unique (new nodes come out of a bitmap or a sort of the
+  (skipped when every entry read is followed), no np.unique (new nodes come out of a bitmap or a sort of the
   candidates, in id order either way), and kept edges written into arrays that become the walk's.
 
 Both engines visit nodes in the same order (starts, then each hop's new nodes by id) and record edges in
 the same order (by origin, then adjacency order), so a walk is the same whichever engine ran a hop.
+
+Every adjacency slice holds its table-level edges (READ, WRITE, FLOW) first and the store counts them per
+node (``*_split``): a walk whose mask lies within one of the two groups reads that group's part of each
+slice only, and skips the type check when it follows every type of the group (a table lineage walk then
+keeps every entry it reads: its hops are whole-slice copies).
 """
 
 from __future__ import annotations
@@ -22,22 +27,45 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from lineage_cli.model import EdgeType
-from lineage_cli.store.layout import TYPE_MASK
+from lineage_cli.store.layout import TABLE_LEVEL_MASK, TYPE_MASK
 from lineage_cli.store.reader import Store
 
 if TYPE_CHECKING:
     import numpy as np
 
-# A hop over more adjacency entries than this runs in numpy when numpy is loaded: below it the ~40 µs of
-# fixed cost of a numpy hop outweigh Python's ~120 ns per entry (measured on the bench graph, 2 cores).
-VECTORIZE_FROM_EDGES = 320
+# A hop over more adjacency entries than this runs in numpy when numpy is loaded: a narrow numpy hop costs
+# some 20 µs (about twenty calls of ~1 µs), a Python hop about 0.5 µs per frontier node (measured on the
+# bench graph, 2 cores: walk times are flat from 10 to 150 and grow past 300).
+VECTORIZE_FROM_EDGES = 32
 # A process without numpy imports it (~80-150 ms) for a hop this wide, or once its Python hops have walked
 # this many entries in all (over every walk of the process): a cold table-level query stays pure Python,
 # an all-edges walk over millions of entries, or a session of many queries, goes vectorized.
 IMPORT_NUMPY_FROM_EDGES = 100_000
 IMPORT_NUMPY_AFTER_EDGES = 300_000
+# Kept edges go to arrays of at least this many entries at first (grown eightfold when full): under
+# numpy's 4 MB huge-page threshold, and enough for most table-level walks.
+INITIAL_EDGES = 1 << 16
 # With every edge type in the mask the type check is skipped: stores hold no other types.
 ALL_TYPES = sum(t.bit for t in EdgeType)
+OTHER_TYPES = ALL_TYPES & ~TABLE_LEVEL_MASK
+# The part of each adjacency slice a walk reads: all of it, the table-level head, or the tail after it.
+WHOLE, HEAD, TAIL = 0, 1, 2
+
+
+def slice_part(mask: int) -> tuple[int, bool]:
+    """The part of every slice a walk following ``mask`` reads, and whether it keeps every entry there.
+
+    >>> slice_part(EdgeType.READ.bit | EdgeType.WRITE.bit | EdgeType.FLOW.bit), slice_part(EdgeType.FLOW.bit)
+    ((1, True), (1, False))
+    >>> slice_part(EdgeType.PROJECTION.bit), slice_part(ALL_TYPES), slice_part(EdgeType.READ.bit | 1 << 4)
+    ((2, False), (0, True), (0, False))
+    """
+    mask &= ALL_TYPES
+    if not mask & OTHER_TYPES:
+        return HEAD, mask == TABLE_LEVEL_MASK
+    if not mask & TABLE_LEVEL_MASK:
+        return TAIL, mask == OTHER_TYPES
+    return WHOLE, mask == ALL_TYPES
 
 
 class _Field:
@@ -123,35 +151,41 @@ class Walk:
 class _Adjacency:
     """One direction's CSR arrays, as memoryviews (Python hops) and, once needed, numpy arrays."""
 
-    __slots__ = ("store", "prefix", "offsets", "neighbours", "attributes", "low", "arrays")
+    __slots__ = ("store", "prefix", "part", "offsets", "split", "neighbours", "attributes", "low", "arrays")
 
-    def __init__(self, store: Store, direction: str) -> None:
-        self.store, self.prefix = store, "fwd" if direction == "down" else "bwd"
+    def __init__(self, store: Store, direction: str, part: int) -> None:
+        self.store, self.prefix, self.part = store, "fwd" if direction == "down" else "bwd", part
         self.offsets = store.array(f"{self.prefix}_offsets")
+        self.split = store.array(f"{self.prefix}_split")  # table-level entries at the start of each slice
         self.neighbours = store.array(f"{self.prefix}_node")
         self.attributes = store.array(f"{self.prefix}_attr")
         # the attributes as bytes: an entry's low byte (type and low subtype bits) at even positions,
         # little-endian being the only byte order the reader accepts
         self.low = self.attributes.cast("B")
-        self.arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def numpy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def numpy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if self.arrays is None:
-            names = ("offsets", "node", "attr")
+            names = ("offsets", "split", "node", "attr")
             self.arrays = tuple(self.store.numpy_array(f"{self.prefix}_{n}") for n in names)  # type: ignore[assignment]
         return self.arrays  # type: ignore[return-value]
 
-    @property
-    def entries(self) -> int:
-        return len(self.neighbours)
+    def width(self, frontier: list[int]) -> int:
+        """Adjacency entries the walk reads for the frontier's nodes, in all."""
+        offsets, heads = self.offsets, sum(map(self.split.__getitem__, frontier))
+        if self.part == HEAD:
+            return heads
+        whole = sum(offsets[n + 1] - offsets[n] for n in frontier)
+        return whole - heads if self.part == TAIL else whole
 
 
 class _Edges:
     """The kept edges in walk orientation (origin, neighbour, attributes), hop after hop.
 
-    Python lists until a hop runs in numpy; then arrays sized for every adjacency entry (the most a walk can
-    keep: untouched pages cost nothing) that each hop fills in place, so nothing is concatenated at the end
-    and a hop's temporaries go back to the allocator for the next hop.
+    Python lists until a hop runs in numpy; then arrays that each hop fills in place (a hop's temporaries go
+    back to the allocator for the next hop), grown eightfold when full.  They start small: numpy asks for huge
+    pages for arrays of 4 MB and more, and a huge page is zeroed whole on its first touch, which would cost
+    a narrow walk more than its hops.
     """
 
     __slots__ = ("origins", "neighbours", "attributes", "size")
@@ -166,10 +200,12 @@ class _Edges:
     def vectorized(self) -> bool:
         return not isinstance(self.origins, list)
 
-    def vectorize(self, capacity: int) -> None:
+    def vectorize(self, width: int) -> None:
+        """Switch to arrays, sized for the lists so far and ``width`` more entries several times over."""
         import numpy as np
 
         lists = (self.origins, self.neighbours, self.attributes)
+        capacity = max(INITIAL_EDGES, len(self.origins) + 8 * width)
         self.origins, self.neighbours = np.empty(capacity, np.int32), np.empty(capacity, np.int32)
         self.attributes = np.empty(capacity, np.uint16)
         self.size = 0
@@ -182,10 +218,22 @@ class _Edges:
             self.attributes += attributes
             return
         start, end = self.size, self.size + len(origins)
+        if end > self.origins.size:
+            self._grow(max(end, 8 * self.origins.size))
         self.origins[start:end] = origins
         self.neighbours[start:end] = neighbours
         self.attributes[start:end] = attributes
         self.size = end
+
+    def _grow(self, capacity: int) -> None:
+        import numpy as np
+
+        size = self.size
+        for name in self.__slots__[:3]:
+            old = getattr(self, name)
+            new = np.empty(capacity, old.dtype)
+            new[:size] = old[:size]
+            setattr(self, name, new)
 
     def columns(self) -> tuple[Any, Any, Any]:
         if not self.vectorized:
@@ -197,20 +245,35 @@ class _Edges:
 class _Vectorized:
     """What the numpy hops of one walk share: the arrays, the visited bitmap, the type filter, a scratch bitmap."""
 
-    __slots__ = ("offsets", "nodes", "attrs", "visited", "filter", "mark")
+    __slots__ = ("part", "offsets", "ends", "split", "nodes", "attrs", "visited", "filter", "mark", "mark_bytes")
 
-    def __init__(self, adjacency: _Adjacency, seen: bytearray, mask: int) -> None:
+    def __init__(self, adjacency: _Adjacency, seen: bytearray, mask: int, keep_all: bool) -> None:
         import numpy as np
 
-        self.offsets, self.nodes, self.attrs = adjacency.numpy()
+        self.part = adjacency.part
+        self.offsets, self.split, self.nodes, self.attrs = adjacency.numpy()
+        self.ends = self.offsets[1:]
         self.visited = np.frombuffer(seen, dtype=np.bool_)  # shares memory with ``seen``
-        self.filter = None if mask & ALL_TYPES == ALL_TYPES else _type_filter(mask)
+        self.filter = None if keep_all else _type_filter(mask)
         self.mark: np.ndarray | None = None
+        self.mark_bytes: bytearray | None = None  # the borrowed map ``mark`` views
 
-    def bounds(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Start and length of every frontier node's adjacency slice."""
+    def bounds(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start and length of the part of every frontier node's adjacency slice that the walk reads, and
+        where each part ends in the hop's output (the running total of the lengths: the last is the width).
+
+        All int64: a hop's arrays are small, so numpy's fixed cost per call dominates, and mixed dtypes add
+        to it (as do the ``np.`` function wrappers of array methods: the hops call methods and ufuncs).
+        """
         starts = self.offsets.take(frontier)
-        return starts, self.offsets[1:].take(frontier) - starts
+        if self.part == HEAD:
+            counts = self.split.take(frontier).astype(starts.dtype)
+        else:
+            if self.part == TAIL:
+                starts += self.split.take(frontier)
+            counts = self.ends.take(frontier)
+            counts -= starts
+        return starts, counts, counts.cumsum()
 
 
 def bfs(store: Store, starts: list[int], direction: str, mask: int, max_hops: int | None = None) -> Walk:
@@ -218,36 +281,68 @@ def bfs(store: Store, starts: list[int], direction: str, mask: int, max_hops: in
 
     ``mask`` has bit ``1 << t`` set for every edge type ``t`` to follow.
     """
-    adjacency = _Adjacency(store, direction)
-    seen = bytearray(store.node_count)
+    part, keep_all = slice_part(mask)
+    adjacency = _Adjacency(store, direction, part)
+    seen = _borrow(store.node_count)
     frontier: Any = sorted(set(starts))  # list[int] in Python hops, a numpy array in numpy hops
     for node in frontier:
         seen[node] = 1
     levels: list[Any] = [frontier]
     edges = _Edges()
     vectorized: _Vectorized | None = None
-    followed = None if mask & ALL_TYPES == ALL_TYPES else _followed(mask)
+    followed = None if keep_all else _followed(mask)
     hop = 0
     while len(frontier) and (max_hops is None or hop < max_hops):
         hop += 1
         if isinstance(frontier, list):
-            bounds = None
-            width = _width(adjacency.offsets, frontier)
+            bounds, width = None, adjacency.width(frontier)
             vectorize = _vectorize(width)
         else:
             bounds = vectorized.bounds(frontier)  # type: ignore[union-attr] - set by the hop that made it
-            width = int(bounds[1].sum())
+            width = int(bounds[2][-1])
             vectorize = width > VECTORIZE_FROM_EDGES
         if vectorize:
             if vectorized is None:
-                vectorized = _Vectorized(adjacency, seen, mask)
-                edges.vectorize(adjacency.entries)
+                vectorized = _Vectorized(adjacency, seen, mask, keep_all)
+                edges.vectorize(width)
             frontier = _numpy_hop(vectorized, frontier, bounds, edges)
         else:
             frontier = _python_hop(adjacency, _as_list(frontier), followed, seen, edges)
             _PythonWork.entries += width
         levels.append(frontier)
-    return _assemble(levels, edges, direction)
+    walk = _assemble(levels, edges, direction)
+    if vectorized is not None:  # (a walk in plain Python drops its map: no numpy, so no session of walks)
+        if walk.node_count > store.node_count >> 6:
+            vectorized.visited.fill(False)  # a memset beats scattered stores past a few percent of the nodes
+        else:
+            vectorized.visited[walk.columns()[0]] = False
+        if vectorized.mark_bytes is not None:
+            _give_back(vectorized.mark_bytes)
+        _give_back(seen)
+    return walk
+
+
+_SCRATCH: list[bytearray] = []
+
+
+def _borrow(size: int) -> bytearray:
+    """A zeroed byte per node: from the pool if it holds one of this size.
+
+    A fresh megabyte costs its page faults (hundreds of µs on the bench machine, more than a narrow walk);
+    a walk gives its maps back cleared, which costs only the entries it set."""
+    while True:
+        try:
+            scratch = _SCRATCH.pop()
+        except IndexError:  # (pop, not a length check: another thread may take the last one first)
+            return bytearray(size)
+        if len(scratch) == size:
+            return scratch
+
+
+def _give_back(scratch: bytearray) -> None:
+    """Return a map, all zero again, to the pool (which keeps the last few)."""
+    _SCRATCH.append(scratch)
+    del _SCRATCH[:-4]
 
 
 class _PythonWork:
@@ -265,11 +360,6 @@ def _vectorize(width: int) -> bool:
     return width > IMPORT_NUMPY_FROM_EDGES or _PythonWork.entries + width > IMPORT_NUMPY_AFTER_EDGES
 
 
-def _width(offsets: memoryview, frontier: list[int]) -> int:
-    """Adjacency entries the frontier's nodes have, in all."""
-    return sum(offsets[n + 1] - offsets[n] for n in frontier)
-
-
 def _followed(mask: int) -> bytes:
     """A ``bytes.translate`` table: 1 for the low byte of packed attributes whose type ``mask`` follows."""
     return bytes((mask >> (low & TYPE_MASK)) & 1 for low in range(256))
@@ -282,18 +372,33 @@ def _as_list(frontier: Any) -> list[int]:  # noqa: ANN401
 def _python_hop(
     adjacency: _Adjacency, frontier: list[int], followed: bytes | None, seen: bytearray, edges: _Edges
 ) -> list[int]:
-    """One hop in plain Python.  ``followed`` maps an attributes value's low byte to 1 for a followed type
-    (None: every type is): translating a slice's low bytes through it finds the kept entries in C, so a
-    slice of skipped entries (a table's column edges in a table-level walk) costs no Python loop."""
-    offsets, nodes, attrs, low_bytes = adjacency.offsets, adjacency.neighbours, adjacency.attributes, adjacency.low
+    """One hop in plain Python over the part of each frontier node's slice the walk reads.
+
+    ``followed`` maps an attributes value's low byte to 1 for a followed type (None: every entry read is
+    kept): translating a range's low bytes through it finds the kept entries in C, so a range of skipped
+    entries costs no Python loop.  Kept ranges are copied whole (``tolist``), a single entry by index."""
+    head, tail = adjacency.part == HEAD, adjacency.part == TAIL
+    if head and followed is None:
+        return _python_head_hop(adjacency, frontier, seen, edges)
+    offsets, split, nodes, attrs = adjacency.offsets, adjacency.split, adjacency.neighbours, adjacency.attributes
+    low_bytes = adjacency.low
     origins: list[int] = []
     neighbours: list[int] = []
     attributes: list[int] = []
     fresh: list[int] = []
     for origin in frontier:
-        start, end = offsets[origin], offsets[origin + 1]
-        if start == end:
-            continue
+        if head:
+            count = split[origin]
+            if not count:
+                continue
+            start = offsets[origin]
+            end = start + count
+        else:
+            start, end = offsets[origin], offsets[origin + 1]
+            if tail:
+                start += split[origin]
+            if start == end:
+                continue
         if followed is not None:
             kept = low_bytes[2 * start : 2 * end : 2].tobytes().translate(followed)
             if 0 in kept:  # some entries are skipped: visit the kept ones only
@@ -309,7 +414,16 @@ def _python_hop(
                         fresh.append(neighbour)
                     position = kept.find(1, position + 1)
                 continue
-        reached = nodes[start:end].tolist()  # every entry kept: whole slices, in C
+        if end - start == 1:
+            neighbour = nodes[start]
+            origins.append(origin)
+            neighbours.append(neighbour)
+            attributes.append(attrs[start])
+            if not seen[neighbour]:
+                seen[neighbour] = 1
+                fresh.append(neighbour)
+            continue
+        reached = nodes[start:end].tolist()
         neighbours += reached
         attributes += attrs[start:end].tolist()
         origins += [origin] * len(reached)
@@ -322,47 +436,87 @@ def _python_hop(
     return fresh
 
 
+def _python_head_hop(adjacency: _Adjacency, frontier: list[int], seen: bytearray, edges: _Edges) -> list[int]:
+    """``_python_hop`` for a walk that keeps every table-level entry (a table lineage walk): the hot loop."""
+    offsets, split, nodes, attrs = adjacency.offsets, adjacency.split, adjacency.neighbours, adjacency.attributes
+    origins: list[int] = []
+    neighbours: list[int] = []
+    attributes: list[int] = []
+    fresh: list[int] = []
+    for origin in frontier:
+        count = split[origin]
+        if not count:
+            continue
+        start = offsets[origin]
+        if count == 1:
+            neighbour = nodes[start]
+            origins.append(origin)
+            neighbours.append(neighbour)
+            attributes.append(attrs[start])
+            if not seen[neighbour]:
+                seen[neighbour] = 1
+                fresh.append(neighbour)
+            continue
+        reached = nodes[start : start + count].tolist()
+        neighbours += reached
+        attributes += attrs[start : start + count].tolist()
+        origins += [origin] * count
+        for neighbour in reached:
+            if not seen[neighbour]:
+                seen[neighbour] = 1
+                fresh.append(neighbour)
+    fresh.sort()
+    edges.append(origins, neighbours, attributes)
+    return fresh
+
+
 def _numpy_hop(
     state: _Vectorized,
     frontier: Any,  # noqa: ANN401 - list[int] or numpy array
-    bounds: tuple[np.ndarray, np.ndarray] | None,
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
     edges: _Edges,
 ) -> np.ndarray:
     import numpy as np
 
     frontier = np.asarray(frontier, dtype=np.int32)
-    starts, counts = state.bounds(frontier) if bounds is None else bounds
-    index = _slices(frontier, starts, counts)
-    origin = np.repeat(frontier, counts)
+    starts, counts, ends = state.bounds(frontier) if bounds is None else bounds
+    # Table-level heads of consecutive nodes are not adjacent (a tail lies between): no runs to merge.
+    index = _slices(starts, counts, ends, merge=state.part != HEAD)
+    origin = frontier.repeat(counts)
     attributes = state.attrs.take(index)
     if state.filter is not None:
         # Positions, then gathers: cheaper than boolean masks when few entries are kept.
-        kept = np.flatnonzero(state.filter.take(attributes))
+        kept = state.filter.take(attributes).nonzero()[0]
         index, origin, attributes = index.take(kept), origin.take(kept), attributes.take(kept)
     neighbour = state.nodes.take(index)
     edges.append(origin, neighbour, attributes)
     return _fresh(state, neighbour)
 
 
-def _slices(frontier: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Indices of every entry of the frontier's adjacency slices, in order.
+def _slices(starts: np.ndarray, counts: np.ndarray, ends: np.ndarray, merge: bool) -> np.ndarray:
+    """Indices of every entry of the ranges ``starts[i] .. starts[i] + counts[i]``, in order (``ends``: the
+    running total of ``counts``).
 
     Nodes with consecutive ids have adjacent slices, and they often enter a frontier together (the columns
-    of a table); np.repeat costs per slice, so a run of them expands as one slice.
+    of a table); np.repeat costs per range, so with ``merge`` a run of ranges that follow each other in the
+    adjacency arrays expands as one range.
     """
     import numpy as np
 
-    breaks = np.flatnonzero(frontier[1:] - frontier[:-1] != 1)
-    if breaks.size < frontier.size >> 1:
-        first = np.empty(breaks.size + 1, dtype=np.int64)
-        first[0] = 0
-        np.add(breaks, 1, out=first[1:])
-        starts, counts = starts.take(first), np.add.reduceat(counts, first)
-    total = int(counts.sum())
-    # index = position in the output + (slice start - where the slice begins in the output)
-    shift = starts - (np.cumsum(counts) - counts)
-    index = np.arange(total, dtype=np.int64)
-    index += np.repeat(shift, counts)
+    total = int(ends[-1])
+    if merge:
+        breaks = (starts[1:] != starts[:-1] + counts[:-1]).nonzero()[0]
+        if breaks.size < starts.size >> 1:
+            first = np.empty(breaks.size + 1, dtype=np.int64)
+            first[0] = 0
+            np.add(breaks, 1, out=first[1:])
+            starts, counts = starts.take(first), np.add.reduceat(counts, first)
+            ends = counts.cumsum()
+    # index = position in the output + (range start - where the range begins in the output)
+    shift = starts - ends
+    shift += counts
+    index = shift.repeat(counts)
+    index += np.arange(total, dtype=np.int64)
     return index
 
 
@@ -387,22 +541,23 @@ def _fresh(state: _Vectorized, neighbour: np.ndarray) -> np.ndarray:
     if neighbour.size > visited.size >> 3:
         # Many candidates: a bitmap dedupes them without sorting, and reads out in id order.
         if state.mark is None:
-            state.mark = np.zeros(visited.size, dtype=np.bool_)
+            state.mark_bytes = _borrow(visited.size)
+            state.mark = np.frombuffer(state.mark_bytes, dtype=np.bool_)
         mark = state.mark
         mark[neighbour] = True
         np.greater(mark, visited, out=mark)
-        fresh = np.flatnonzero(mark).astype(np.int32)
+        fresh = mark.nonzero()[0].astype(np.int32)
         visited |= mark
         mark[fresh] = False  # every set bit is a fresh node now: the bitmap is clear again
         return fresh
-    # np.compress: a boolean index does the same, slower
-    candidates = np.compress(np.logical_not(visited.take(neighbour)), neighbour)
+    # compress: a boolean index does the same, slower
+    candidates = neighbour.compress(np.logical_not(visited.take(neighbour)))
     candidates.sort()
     if candidates.size > 1:
         first = np.empty(candidates.size, dtype=np.bool_)
         first[0] = True
         np.not_equal(candidates[1:], candidates[:-1], out=first[1:])
-        candidates = np.compress(first, candidates)
+        candidates = candidates.compress(first)
     visited[candidates] = True
     return candidates
 

@@ -1,0 +1,111 @@
+"""``make bench``, walkplan part: a table lineage answer with a walkplan against the same answer without one.
+
+``lineage up/down TABLE`` walks the ``tables`` plan: resolving it (a cached JSON file) and compiling it to
+the frontier walk's edge-type mask are all a plan adds, so ``plan / none`` should stay near 1.0.  Timed
+in one warm process (numpy loaded, as in ``bench/graph.py``'s ``ours`` engine), median of repeated runs:
+
+* ``none``: ``bfs`` with the table-flow mask, ``shape.fold``, ``shape.columns``: the answer as ``lineage()``
+  built it before walkplans;
+* ``plan``: the same answer through ``plan_walk`` under ``--walkplan tables``;
+* ``lineage()``: what ``lineage up/down`` now runs: the default plan, and every node's role (source,
+  terminal) on top.
+
+``bench/graph.py`` can call ``plan_timings`` for each table-level query and print ``plan_line``'s text;
+run alone (``python bench/plans.py [--small]``) it times the deep-mart and hub queries of the graph that
+``bench/graph.py`` built in ``bench-out/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a script: import the working tree's package
+    sys.path.insert(0, str(REPO))
+
+from lineage_cli.store.reader import Store  # noqa: E402
+from lineage_cli.walk import shape  # noqa: E402
+from lineage_cli.walk.plan import builtin_plan  # noqa: E402
+from lineage_cli.walk.planned import plan_walk  # noqa: E402
+from lineage_cli.walk.query import TABLE_FLOW, lineage, resolve  # noqa: E402
+from lineage_cli.walk.result import LineageResult  # noqa: E402
+from lineage_cli.walk.traverse import bfs  # noqa: E402
+
+OUT = REPO / "bench-out"
+
+
+def median_seconds(run: Callable[[], Any], repeat: int) -> float:
+    run()  # warm-up: page cache, numpy's first calls
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def plan_timings(store: Store, name: str, direction: str, repeat: int = 9) -> dict[str, float]:
+    """Median seconds of one table-level answer without a plan, under the ``tables`` plan, and by ``lineage()``."""
+    starts = resolve(store, name)
+
+    def answer(walk: Any) -> LineageResult:  # noqa: ANN401 - a Walk
+        return LineageResult(direction, [name], columns=shape.columns(store, walk))
+
+    def without_plan() -> LineageResult:
+        return answer(shape.fold(store, bfs(store, starts, direction, TABLE_FLOW)))
+
+    def with_plan() -> LineageResult:
+        return answer(plan_walk(store, starts, direction, builtin_plan("tables")))
+
+    if with_plan().edges != without_plan().edges:
+        raise AssertionError(f"{name}: the tables plan changed the answer")
+    return {
+        "none": median_seconds(without_plan, repeat),
+        "plan": median_seconds(with_plan, repeat),
+        "lineage": median_seconds(lambda: lineage(store, name, direction), repeat),
+    }
+
+
+def plan_line(label: str, timings: dict[str, float]) -> str:
+    none, plan, full = timings["none"], timings["plan"], timings["lineage"]
+    return (
+        f"{label:<33}{none * 1000:>10.2f}{plan * 1000:>10.2f}{plan / none:>12.2f}x"
+        f"{full * 1000:>13.2f}{full / none:>16.2f}x"
+    )
+
+
+def header() -> str:
+    columns = f"{'none':>10}{'plan':>10}{'plan/none':>13}{'lineage()':>13}{'lineage()/none':>17}"
+    return f"{'walkplan, warm, ms (median)':<33}{columns}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", action="store_true", help="the 100k-node graph instead of the 1M-node one")
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args(argv)
+    import numpy  # noqa: F401 - a warm session, as bench/graph.py's engine has
+
+    graph = "g100k" if args.small else "g1m"
+    path, meta = OUT / f"{graph}.lin", OUT / graph / "graph_meta.json"
+    if not (path.is_file() and meta.is_file()):
+        raise SystemExit(f"run `python bench/graph.py{' --small' if args.small else ''}` first: it builds {path}")
+    query_nodes = json.loads(meta.read_text())["query_nodes"]
+    store = Store(path)
+    print(header())
+    for label, node, direction in (
+        ("down hub, tables", "hub_source", "down"),
+        ("up deep mart, tables", "deep_mart", "up"),
+    ):
+        print(plan_line(label, plan_timings(store, query_nodes[node]["name"], direction, args.repeat)))
+
+
+if __name__ == "__main__":
+    main()

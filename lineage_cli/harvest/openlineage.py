@@ -1,0 +1,256 @@
+"""``lineage import --format openlineage``: OpenLineage run and job events into the import builder.
+
+The file holds JSON lines (what ``lineage export`` and OpenLineage's file transport write) or one
+JSON document, an event or an array of events.  Each event becomes a transformation that READs its
+inputs and WRITEs its outputs; ``schema`` facets give datasets their columns, ``datasetType`` tells
+views apart, and an output's ``columnLineage`` facet gives column edges: DIRECT inputs of a field
+are projection edges into it, INDIRECT ones predicate edges onto the output table.
+
+An event ``lineage export`` wrote names its statement, file and line in the ``lineage_statement``
+run facet, its module in the job name and its workflow in the ``parent`` facet, and READ / WRITE
+subtypes in ``lineage_edge`` facets, so exporting what was imported gives the same events again.
+Another producer's event becomes a transformation named after its place in the file, one per run
+(a run's START and COMPLETE events are one transformation).  Namespaces are not kept: a dataset is
+its name, as everywhere in the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lineage_cli.emit.openlineage import DATASET_TYPES, DIRECT_SUBTYPES, EDGE_FACET, INDIRECT_SUBTYPES, STATEMENT_FACET
+from lineage_cli.harvest.imports import ArraysBuilder
+from lineage_cli.model import EdgeType, NodeKind, Subtype
+
+# (OpenLineage DIRECT subtype, masking) -> projection subtype, and INDIRECT subtype -> predicate subtype
+_DIRECT = {pair: subtype for subtype, pair in DIRECT_SUBTYPES.items()}
+_INDIRECT = {subtype.name: subtype for subtype in INDIRECT_SUBTYPES}
+_KINDS = {(look["datasetType"], look.get("subType")): kind for kind, look in DATASET_TYPES.items()}
+
+
+class _Unusable(ValueError):
+    """An event, or a part of it, this reader cannot use; the message says why."""
+
+
+@dataclass(slots=True)
+class _Dataset:
+    name: str
+    kind: NodeKind
+    fields: list[str]  # from the schema facet
+    flags: int  # the READ / WRITE subtypes of a lineage_edge facet
+    written: list[str] = field(default_factory=list)  # output fields the columnLineage facet lists
+    projections: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, field -> field, flags
+    predicates: list[tuple[str, str, int]] = field(default_factory=list)  # table, field gating the dataset, flags
+
+
+@dataclass(slots=True)
+class _Event:
+    statement: str
+    provenance: tuple[str, int] | None
+    module: str | None
+    workflow: str | None
+    inputs: list[_Dataset]
+    outputs: list[_Dataset]
+
+
+def openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
+    """(line, problem or None) per event, adding each usable event to ``builder``."""
+    runs: dict[str, tuple[str, int]] = {}  # another producer's runId -> its transformation and line
+    for line, label, event in _events(path):
+        try:
+            parsed = _parse(event, str(path), line, runs)
+        except _Unusable as problem:
+            yield line, f"{label}{problem}"
+            continue
+        _add(parsed, builder)
+        yield line, None
+
+
+def _events(path: Path) -> Iterator[tuple[int, str, Any]]:
+    """(line, label for problems, decoded event or the JSON error) for a JSON document or JSON lines."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, list):
+        yield from ((1, f"event {index}: ", event) for index, event in enumerate(document, start=1))
+        return
+    if isinstance(document, dict):
+        yield 1, "", document
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                yield number, "", json.loads(line)
+            except ValueError as error:
+                yield number, "", _Unusable(f"not JSON: {error}")
+
+
+def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]]) -> _Event:
+    if isinstance(event, _Unusable):
+        raise event
+    if not isinstance(event, dict):
+        raise _Unusable("not a JSON object")
+    job_name = _text(_object(event, "job"), "name")
+    run = event.get("run") if isinstance(event.get("run"), dict) else {}
+    facets = run.get("facets") if isinstance(run.get("facets"), dict) else {}
+    if STATEMENT_FACET in facets:
+        statement, provenance = _own_statement(_object(facets, STATEMENT_FACET))
+        module = job_name if job_name != statement else None
+        parent = facets.get("parent")
+        workflow = _text(_object(parent, "job"), "name") if module and isinstance(parent, dict) else None
+    else:
+        statement, first = f"{file}:{line}", line
+        run_id = run.get("runId")
+        if isinstance(run_id, str):
+            statement, first = runs.setdefault(run_id, (statement, first))
+        provenance, module, workflow = (file, first), None, None
+    return _Event(
+        statement,
+        provenance,
+        module,
+        workflow,
+        inputs=[_dataset(item, output=False) for item in _list(event, "inputs")],
+        outputs=[_dataset(item, output=True) for item in _list(event, "outputs")],
+    )
+
+
+def _own_statement(facet: dict) -> tuple[str, tuple[str, int] | None]:
+    name, file, line = facet.get("name"), facet.get("file"), facet.get("line")
+    if not isinstance(name, str) or not name:
+        raise _Unusable(f"the {STATEMENT_FACET} run facet has no name")
+    known = isinstance(file, str) and isinstance(line, int) and not isinstance(line, bool)
+    return name, (file, line) if known else None
+
+
+def _dataset(item: Any, output: bool) -> _Dataset:
+    if not isinstance(item, dict):
+        raise _Unusable("a dataset is not a JSON object")
+    name = _text(item, "name")
+    facets = item.get("facets") if isinstance(item.get("facets"), dict) else {}
+    look = facets.get("datasetType") if isinstance(facets.get("datasetType"), dict) else {}
+    schema = facets.get("schema") if isinstance(facets.get("schema"), dict) else {}
+    edge_facets = item.get("outputFacets" if output else "inputFacets")
+    edge = edge_facets.get(EDGE_FACET) if isinstance(edge_facets, dict) else None
+    dataset = _Dataset(
+        name,
+        _KINDS.get((look.get("datasetType"), look.get("subType")), NodeKind.TABLE),
+        [_text(column, "name") for column in _list(schema, "fields")],
+        _edge_flags(edge) if isinstance(edge, dict) else 0,
+    )
+    lineage = facets.get("columnLineage")
+    if output and isinstance(lineage, dict):
+        _column_lineage(dataset, lineage)
+    return dataset
+
+
+def _edge_flags(facet: dict) -> int:
+    flags = 0
+    for name in _list(facet, "subtypes"):
+        if name not in Subtype.__members__:
+            raise _Unusable(f"unknown subtype {name!r} in a {EDGE_FACET} facet")
+        flags |= Subtype[name].bit
+    return flags
+
+
+def _column_lineage(dataset: _Dataset, facet: dict) -> None:
+    fields = facet.get("fields")
+    for target, spec in (fields if isinstance(fields, dict) else {}).items():
+        dataset.written.append(target)
+        for reference in _list(spec, "inputFields"):
+            source, column, steps = _reference(reference)
+            for kind, flag in steps:
+                if kind == "DIRECT":
+                    dataset.projections.append((source, column, target, flag))
+                else:
+                    dataset.predicates.append((source, column, flag))
+    for reference in _list(facet, "dataset"):
+        source, column, steps = _reference(reference)
+        for kind, flag in steps:
+            if kind == "DIRECT":
+                raise _Unusable(f"DIRECT lineage from {source}.{column} names no output field")
+            dataset.predicates.append((source, column, flag))
+
+
+def _reference(reference: Any) -> tuple[str, str, list[tuple[str, int]]]:
+    """An input field: its dataset, its field, and (DIRECT | INDIRECT, subtype flag) per transformation."""
+    source, column = _text(reference, "name"), _text(reference, "field")
+    # An input field without transformations (columnLineage before 1-2-0) is a plain projection.
+    steps = _list(reference, "transformations") or [{"type": "DIRECT"}]
+    return source, column, [_step(step) for step in steps]
+
+
+def _step(step: Any) -> tuple[str, int]:
+    if not isinstance(step, dict) or step.get("type") not in ("DIRECT", "INDIRECT"):
+        raise _Unusable(f"transformation {step!r} is neither DIRECT nor INDIRECT")
+    subtype = step.get("subtype")
+    if subtype is None:
+        return step["type"], 0
+    if step["type"] == "INDIRECT":
+        flag = _INDIRECT.get(subtype)
+    else:  # masking, where a producer sets it on a subtype that cannot mask, is dropped
+        flag = _DIRECT.get((subtype, step.get("masking") is True)) or _DIRECT.get((subtype, False))
+    if flag is None:
+        raise _Unusable(f"unknown {step['type']} subtype {subtype!r}")
+    return step["type"], flag.bit
+
+
+def _add(event: _Event, builder: ArraysBuilder) -> None:
+    if event.provenance:
+        step = builder.transformation(event.statement, *event.provenance)
+    else:
+        step = builder.node(event.statement, NodeKind.TRANSFORMATION)
+    if event.module:
+        _member(builder, step, builder.node(event.module, NodeKind.MODULE))
+        if event.workflow:
+            _member(builder, builder.ids[event.module], builder.node(event.workflow, NodeKind.WORKFLOW))
+    # Every dataset first, with its kind: a column reference would create its table as a plain TABLE.
+    for dataset in (*event.inputs, *event.outputs):
+        builder.node(dataset.name, dataset.kind)
+        for column in dataset.fields:
+            builder.column(dataset.name, column)
+    for dataset in event.inputs:
+        builder.edge(builder.ids[dataset.name], step, EdgeType.READ, dataset.flags)
+    for dataset in event.outputs:
+        table = builder.ids[dataset.name]
+        builder.edge(step, table, EdgeType.WRITE, dataset.flags)
+        for column in dataset.written:
+            builder.edge(step, builder.column(dataset.name, column), EdgeType.COLUMN_WRITE, 0, step)
+        for source, column, target, flag in dataset.projections:
+            target_column = builder.column(dataset.name, target)
+            builder.edge(builder.column(source, column), target_column, EdgeType.PROJECTION, flag, step)
+        for source, column, flag in dataset.predicates:
+            builder.edge(builder.column(source, column), table, EdgeType.PREDICATE, flag, step)
+
+
+def _member(builder: ArraysBuilder, member: int, group: int) -> None:
+    builder.containers[member] = group
+    builder.edge(member, group, EdgeType.MEMBER)
+
+
+def _object(parent: Any, key: str) -> dict:
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if not isinstance(value, dict):
+        raise _Unusable(f"{key} is missing or not an object")
+    return value
+
+
+def _text(parent: Any, key: str) -> str:
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if not isinstance(value, str) or not value:
+        raise _Unusable(f"{key} is missing or not a string")
+    return value
+
+
+def _list(parent: Any, key: str) -> list:
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Unusable(f"{key} is not an array")
+    return value

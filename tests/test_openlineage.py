@@ -1,0 +1,269 @@
+"""``lineage export --format openlineage`` and ``lineage import --format openlineage``.
+
+Every export is checked by the shared checker against the vendored OpenLineage JSON schema and
+its facet schemas; export -> import -> export must give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
+from lineage_cli.harvest.batch import harvest
+from lineage_cli.model import NodeKind, Subtype
+from lineage_cli.store.writer import write_store
+from tests.conftest import REPO
+from tests.storeview import read_store
+
+CHECK = Path(__file__).resolve().parents[1] / ".." / "shared" / "tools" / "check_formats.py"
+COLUMNS = REPO / "fixtures" / "sql" / "columns"
+
+
+def assert_valid_openlineage(path: Path) -> None:
+    run = subprocess.run([sys.executable, str(CHECK), "openlineage", str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_store: Path) -> dict[str, Path]:
+    """The warehouse, the oozie flow (modules, workflows, declared and parameterized lineage), the column
+    fixtures (masking, struct fields, multi-part names) and the dbt project, each harvested into a store."""
+    folder = tmp_path_factory.mktemp("openlineage")
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        for name, source in (
+            ("oozie", ["--manifest", "fixtures/sql/oozie/manifest.yaml"]),
+            ("dbt", ["--dbt", "fixtures/dbt"]),
+        ):
+            outcome = runner.invoke(
+                cli, ["harvest", *source, "--store", str(folder / f"{name}.lin"), "-q", "--no-cache"]
+            )
+            assert outcome.exit_code == 0, outcome.output
+    columns = folder / "columns.lin"
+    write_store(harvest([COLUMNS]).graph, columns, {"default_schema": None})
+    return {"warehouse": warehouse_store, "oozie": folder / "oozie.lin", "columns": columns, "dbt": folder / "dbt.lin"}
+
+
+def export(store: Path, out: Path, *options: str) -> list[dict]:
+    outcome = CliRunner().invoke(cli, ["export", "--store", str(store), "-o", str(out), *options])
+    assert outcome.exit_code == 0, outcome.output
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def event_of(events: list[dict], statement_suffix: str) -> dict:
+    (event,) = [e for e in events if e["run"]["facets"]["lineage_statement"]["name"].endswith(statement_suffix)]
+    return event
+
+
+def output_named(event: dict, name: str) -> dict:
+    (dataset,) = [d for d in event["outputs"] if d["name"] == name]
+    return dataset
+
+
+@pytest.mark.parametrize("name", ["warehouse", "oozie", "columns", "dbt"])
+def test_export_is_valid_openlineage(stores, tmp_path, name) -> None:
+    out = tmp_path / "events.json"
+    events = export(stores[name], out, "--namespace", "hive://cluster")
+    assert_valid_openlineage(out)
+    view = read_store(stores[name])
+    transformations = sorted(n for n, kind in view.kinds.items() if kind is NodeKind.TRANSFORMATION)
+    assert [e["run"]["facets"]["lineage_statement"]["name"] for e in events] == transformations
+    assert {e["eventType"] for e in events} == {"COMPLETE"}
+    assert len({e["run"]["runId"] for e in events}) == len(events)
+
+
+def test_output_is_reproducible_and_event_time_sets_time_and_run_ids(stores, tmp_path) -> None:
+    first = export(stores["warehouse"], tmp_path / "a.json")
+    export(stores["warehouse"], tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert {e["eventTime"] for e in first} == {"1970-01-01T00:00:00Z"}
+    later = export(stores["warehouse"], tmp_path / "c.json", "--event-time", "2024-01-31T06:00:00Z")
+    assert {e["eventTime"] for e in later} == {"2024-01-31T06:00:00+00:00"}
+    assert not {e["run"]["runId"] for e in first} & {e["run"]["runId"] for e in later}
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2024-01-31T06:00:00"])
+def test_bad_event_time_exits_2_with_a_message(stores, value) -> None:
+    outcome = CliRunner().invoke(cli, ["export", "--store", str(stores["warehouse"]), "--event-time", value])
+    assert outcome.exit_code == 2 and "--event-time" in outcome.output and "Traceback" not in outcome.output
+
+
+def test_jobs_are_named_after_module_with_the_workflow_as_parent_else_file_line(stores, tmp_path) -> None:
+    events = export(stores["oozie"], tmp_path / "e.json", "--job-namespace", "oozie")
+    event = event_of(events, "sql/dwh_sales.sql:17#2")
+    assert event["job"] == {"namespace": "oozie", "name": "wf_sales/build_sales"}
+    parent = event["run"]["facets"]["parent"]
+    assert parent["job"] == {"namespace": "oozie", "name": "wf_sales"}
+    assert parent["run"]["runId"] == event_of(events, "sql/dwh_sales.sql:7")["run"]["facets"]["parent"]["run"]["runId"]
+    warehouse = export(stores["warehouse"], tmp_path / "w.json")
+    plain = event_of(warehouse, "mart/sales_daily.sql:4")
+    assert plain["job"]["name"].endswith("mart/sales_daily.sql:4") and "parent" not in plain["run"]["facets"]
+
+
+def test_column_lineage_is_direct_for_projections_and_indirect_for_predicates(stores, tmp_path) -> None:
+    event = event_of(export(stores["warehouse"], tmp_path / "e.json"), "mart/sales_daily.sql:4")
+    assert [d["name"] for d in event["inputs"]] == [
+        "dwh.dim_date",
+        "dwh.dim_store",
+        "dwh.fct_sales",
+        "dwh.fct_web_session",
+    ]
+    daily = output_named(event, "mart.sales_daily")
+    lineage = daily["facets"]["columnLineage"]
+    aggregation = [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}]
+    assert lineage["fields"]["revenue_usd"]["inputFields"][0] == {
+        "namespace": "default",
+        "name": "dwh.fct_sales",
+        "field": "net_amount_usd",
+        "transformations": aggregation,
+    }
+    gates = {(d["name"], d["field"]): [t["subtype"] for t in d["transformations"]] for d in lineage["dataset"]}
+    assert gates[("dwh.fct_sales", "dt")] == ["FILTER"]
+    assert gates[("dwh.fct_sales", "store_sk")] == ["JOIN", "GROUP_BY"]
+    assert {t["type"] for d in lineage["dataset"] for t in d["transformations"]} == {"INDIRECT"}
+    schema = [f["name"] for f in daily["facets"]["schema"]["fields"]]
+    assert "revenue_usd" in schema and schema == sorted(schema)
+
+
+def test_masking_subtypes_are_the_base_subtype_with_masking(stores, tmp_path) -> None:
+    events = export(stores["columns"], tmp_path / "e.json")
+    steps = [
+        step
+        for event in events
+        for dataset in event["outputs"]
+        for field in dataset["facets"].get("columnLineage", {}).get("fields", {}).values()
+        for reference in field["inputFields"]
+        for step in reference["transformations"]
+    ]
+    masked = {step["subtype"] for step in steps if step.get("masking")}
+    assert masked == {"TRANSFORMATION", "AGGREGATION"}
+
+
+def test_declared_edges_views_and_parameterized_datasets_are_marked(stores, tmp_path) -> None:
+    events = export(stores["oozie"], tmp_path / "e.json")
+    declared = event_of(events, "manifest.yaml:45")  # a step without SQL: its declared lineage
+    assert declared["outputs"][0]["outputFacets"]["lineage_edge"]["subtypes"] == ["DECLARED"]
+    orders = event_of(events, "sql/ods_orders.sql:5")
+    parameterized = [d for d in orders["inputs"] if d["name"] == "#src_schema#.t_orders"]
+    assert parameterized[0]["facets"]["datasetType"] == {
+        **parameterized[0]["facets"]["datasetType"],
+        "datasetType": "TABLE",
+        "subType": "PARAMETERIZED",
+    }
+    views = {
+        d["name"]
+        for e in export(stores["warehouse"], tmp_path / "w.json")
+        for d in e["outputs"]
+        if d["facets"]["datasetType"]["datasetType"] == "VIEW"
+    }
+    assert "rpt.v_sales_daily" in views
+
+
+@pytest.mark.parametrize("name", ["warehouse", "oozie", "columns", "dbt"])
+def test_export_import_export_is_a_fixed_point(stores, tmp_path, name) -> None:
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    export(stores[name], first, "--namespace", "hive://cluster")
+    copy = tmp_path / "imported.lin"
+    outcome = CliRunner().invoke(cli, ["import", str(first), "--format", "openlineage", "--store", str(copy)])
+    assert outcome.exit_code == 0 and "(0 skipped)" in outcome.output, outcome.output
+    export(copy, second, "--namespace", "hive://cluster")
+    assert second.read_bytes() == first.read_bytes()
+
+
+def test_import_rebuilds_the_harvested_graph(stores, tmp_path) -> None:
+    """The warehouse has no edge OpenLineage cannot carry: its import is the harvested graph itself."""
+    export(stores["warehouse"], tmp_path / "e.json")
+    copy = tmp_path / "imported.lin"
+    CliRunner().invoke(cli, ["import", str(tmp_path / "e.json"), "--format", "openlineage", "--store", str(copy)])
+    original, imported = read_store(stores["warehouse"]), read_store(copy)
+    assert imported.kinds == original.kinds
+    assert imported.containers == original.containers
+    assert sorted(imported.edges) == sorted(original.edges)
+
+
+FOREIGN = [
+    {
+        "eventType": "START",
+        "eventTime": "2024-01-31T06:00:00Z",
+        "producer": "https://example.com/spark",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "0190c2a4-6b5e-7d4b-9a33-3f0b8a1d2e01"},
+        "job": {"namespace": "spark", "name": "nightly.load_orders"},
+        "inputs": [{"namespace": "hive", "name": "stg.orders"}],
+        "outputs": [{"namespace": "hive", "name": "ods.orders"}],
+    },
+    {
+        "eventType": "COMPLETE",
+        "eventTime": "2024-01-31T06:05:00Z",
+        "producer": "https://example.com/spark",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "0190c2a4-6b5e-7d4b-9a33-3f0b8a1d2e01"},
+        "job": {"namespace": "spark", "name": "nightly.load_orders"},
+        "inputs": [{"namespace": "hive", "name": "stg.orders", "facets": {"schema": {"fields": [{"name": "id"}]}}}],
+        "outputs": [
+            {
+                "namespace": "hive",
+                "name": "ods.orders",
+                "facets": {
+                    "columnLineage": {
+                        "fields": {
+                            "order_id": {"inputFields": [{"namespace": "hive", "name": "stg.orders", "field": "id"}]},
+                            "total": {
+                                "inputFields": [
+                                    {
+                                        "namespace": "hive",
+                                        "name": "stg.orders",
+                                        "field": "amount",
+                                        "transformations": [
+                                            {"type": "DIRECT", "subtype": "AGGREGATION", "masking": True},
+                                            {"type": "INDIRECT", "subtype": "FILTER"},
+                                        ],
+                                    }
+                                ]
+                            },
+                        }
+                    }
+                },
+            }
+        ],
+    },
+]
+
+
+def test_import_reads_another_producers_events_one_transformation_per_run(tmp_path) -> None:
+    events = tmp_path / "spark.jsonl"
+    bad = ['{"eventType": "COMPLETE"}', "not json", json.dumps({**FOREIGN[0], "outputs": {"name": "x"}})]
+    events.write_text("\n".join([*map(json.dumps, FOREIGN), *bad]) + "\n")
+    store = tmp_path / "g.lin"
+    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    assert outcome.exit_code == 0
+    assert "imported 2 of 5 rows (3 skipped)" in outcome.output
+    assert f"{events}:3: error: job is missing" in outcome.output
+    assert f"{events}:4: error: not JSON" in outcome.output
+    assert f"{events}:5: error: outputs is not an array" in outcome.output
+    view = read_store(store)
+    step = f"{events}:1"  # the run's first event names it; its COMPLETE event adds to it
+    assert [n for n, kind in view.kinds.items() if kind is NodeKind.TRANSFORMATION] == [step]
+    edges = {(s, t, kind.name, flags) for s, t, kind, flags in view.edges}
+    assert ("stg.orders.id", "ods.orders.order_id", "PROJECTION", 0) in edges
+    assert ("stg.orders.amount", "ods.orders.total", "PROJECTION", Subtype.AGGREGATION_MASKING.bit) in edges
+    assert ("stg.orders.amount", "ods.orders", "PREDICATE", Subtype.FILTER.bit) in edges
+    assert ("stg.orders", step, "READ", 0) in edges and (step, "ods.orders", "WRITE", 0) in edges
+
+
+def test_import_reads_a_json_array_document_and_names_the_bad_event(tmp_path) -> None:
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps([*FOREIGN, {"job": {"name": "x"}, "inputs": [{"name": "a"}, 3]}], indent=2))
+    store = tmp_path / "g.lin"
+    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "imported 2 of 3 rows (1 skipped)" in outcome.output
+    assert f"{events}:1: error: event 3: a dataset is not a JSON object" in outcome.output
+    assert read_store(store).kinds[f"{events}:1"] is NodeKind.TRANSFORMATION
