@@ -2,7 +2,7 @@
 
 ``lineage up/down TABLE`` walks the ``tables`` plan: resolving it (a cached JSON file) and compiling it to
 the frontier walk's edge-type mask are all a plan adds, so ``plan / none`` should stay near 1.0.  Timed
-in one warm process (numpy loaded, as in ``bench/graph.py``'s ``ours`` engine), median of repeated runs:
+in one warm process (numpy loaded, as in ``bench/graph.py``'s ``ours`` engine), medians of runs taking turns:
 
 * ``none``: ``bfs`` with the table-flow mask, ``shape.fold``, ``shape.columns``: the answer as ``lineage()``
   built it before walkplans;
@@ -41,17 +41,20 @@ from lineage_cli.walk.traverse import bfs  # noqa: E402
 OUT = REPO / "bench-out"
 
 
-def median_seconds(run: Callable[[], Any], repeat: int) -> float:
-    run()  # warm-up: page cache, numpy's first calls
-    times = []
+def interleaved_medians(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """Median seconds of each run, the runs taking turns so that a noisy moment hits them alike."""
+    for run in runs.values():
+        run()  # warm-up: page cache, numpy's first calls
+    times: dict[str, list[float]] = {key: [] for key in runs}
     for _ in range(repeat):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for key, run in runs.items():
+            started = time.perf_counter()
+            run()
+            times[key].append(time.perf_counter() - started)
+    return {key: statistics.median(values) for key, values in times.items()}
 
 
-def plan_timings(store: Store, name: str, direction: str, repeat: int = 9) -> dict[str, float]:
+def plan_timings(store: Store, name: str, direction: str, repeat: int = 21) -> dict[str, float]:
     """Median seconds of one table-level answer without a plan, under the ``tables`` plan, and by ``lineage()``."""
     starts = resolve(store, name)
 
@@ -66,11 +69,8 @@ def plan_timings(store: Store, name: str, direction: str, repeat: int = 9) -> di
 
     if with_plan().edges != without_plan().edges:
         raise AssertionError(f"{name}: the tables plan changed the answer")
-    return {
-        "none": median_seconds(without_plan, repeat),
-        "plan": median_seconds(with_plan, repeat),
-        "lineage": median_seconds(lambda: lineage(store, name, direction), repeat),
-    }
+    runs = {"none": without_plan, "plan": with_plan, "lineage": lambda: lineage(store, name, direction)}
+    return interleaved_medians(runs, repeat)
 
 
 def plan_line(label: str, timings: dict[str, float]) -> str:
@@ -89,8 +89,8 @@ def header() -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--small", action="store_true", help="the 100k-node graph instead of the 1M-node one")
-    parser.add_argument("--repeat", type=int, default=9)
-    args = parser.parse_args(argv)
+    parser.add_argument("--repeat", type=int, default=21)
+    args, _ = parser.parse_known_args(argv)  # `make bench` passes BENCH_ARGS, meant for bench/graph.py, here too
     import numpy  # noqa: F401 - a warm session, as bench/graph.py's engine has
 
     graph = "g100k" if args.small else "g1m"

@@ -19,6 +19,8 @@ from lineage_cli import __version__
 DEFAULT_STORE = os.path.join(".lineage", "graph.lin")
 FORMATS = ("tree", "json", "tgf", "graphml", "dot")
 LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")  # walk/levels.py's, without importing it
+GROUP_BYS = ("schema", "workflow", "datamart")  # emit/picture.py's
+RANKDIRS = ("LR", "TB")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -60,6 +62,19 @@ def plan_options(command: F) -> F:
         "--walkplan",
         metavar="NAME|FILE",
         help="What to walk and show: a built-in plan (`lineage walkplans`) or a YAML/XML plan file.",
+    )(command)
+
+
+def picture_options(command: F) -> F:
+    command = click.option(
+        "--rankdir",
+        type=click.Choice(RANKDIRS),
+        help="DOT and pictures: data flows left to right (LR) or top to bottom (TB) [default: LR].",
+    )(command)
+    return click.option(
+        "--group-by",
+        type=click.Choice(GROUP_BYS),
+        help="GraphML and DOT: frame nodes by schema, workflow or datamart (--datamarts); columns in their tables.",
     )(command)
 
 
@@ -239,6 +254,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
     @click.option("--predicates", is_flag=True, help="Column lineage: follow predicate edges too.")
     @plan_options
     @level_options
+    @picture_options
     @store_option
     @output_options
     def command(
@@ -250,6 +266,8 @@ def _walk_command(direction: str) -> Callable[..., None]:
         plan_args: tuple[str, ...],
         level: str | None,
         datamarts: str | None,
+        group_by: str | None,
+        rankdir: str | None,
         store: str,
         fmt: str | None,
         output: str | None,
@@ -272,6 +290,8 @@ def _walk_command(direction: str) -> Callable[..., None]:
                 args=plan_args,
                 level=level,
                 datamarts=datamarts,
+                group_by=group_by,
+                rankdir=rankdir,
             )
         )
 
@@ -311,6 +331,7 @@ cli.command(name="down")(_walk_command("down"))
 @click.option("--depth", type=click.IntRange(min=1), help="Paths of at most N hops.")
 @plan_options
 @level_options
+@picture_options
 @store_option
 @output_options
 def path(
@@ -323,6 +344,8 @@ def path(
     plan_args: tuple[str, ...],
     level: str | None,
     datamarts: str | None,
+    group_by: str | None,
+    rankdir: str | None,
     store: str,
     fmt: str | None,
     output: str | None,
@@ -354,6 +377,8 @@ def path(
             args=plan_args,
             level=level,
             datamarts=datamarts,
+            group_by=group_by,
+            rankdir=rankdir,
         )
     )
 
@@ -486,6 +511,57 @@ def stats(store: str, verify: bool) -> None:
     from lineage_cli.store.stats import run_stats
 
     sys.exit(run_stats(Path(store), verify=verify))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--base",
+    metavar="REF",
+    help="Compare with the merge base of HEAD and REF [default REF: origin/HEAD, main or master].",
+)
+@store_option
+@click.option("--dialect", help="sqlglot dialect of the SQL (a file's `-- dialect: NAME` line wins).")
+@click.option(
+    "--schema", "schema_file", type=click.Path(exists=True, dir_okay=False), help="Tables' columns (YAML/JSON)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "github", "json", "sarif")),
+    default="text",
+    show_default=True,
+    help="text for people, github workflow commands, json, SARIF 2.1.0.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(("error", "breaking", "change", "never")),
+    default="error",
+    show_default=True,
+    help="Exit 1 on parse errors, also on breaking changes, also on any lineage change, or never.",
+)
+def check(
+    paths: tuple[str, ...],
+    base: str | None,
+    store: str,
+    dialect: str | None,
+    schema_file: str | None,
+    fmt: str,
+    fail_on: str,
+) -> None:
+    """Check changed SQL: parse errors, lineage diff, downstream impact, breaking changes.
+
+    Without PATHS, checks the .sql files added, changed or removed since the base revision;
+    each is analysed as it is now and as it was at the base, against the stored warehouse.
+
+    \b
+    Example:
+      lineage check --base origin/main --fail-on breaking
+      lineage check etl/orders.sql --format github
+    """
+    from lineage_cli.check.run import run_check
+
+    sys.exit(run_check(list(paths), base, store, dialect, schema_file, fmt, fail_on))
 
 
 def main() -> None:

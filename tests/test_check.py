@@ -1,0 +1,282 @@
+"""``lineage check`` on a temporary git repository: a small warehouse committed, harvested, then changed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from lineage_cli.check.findings import Finding
+from lineage_cli.check.report import escape_data, escape_property, github_command, markdown_summary
+from lineage_cli.check.rules import narrower
+from lineage_cli.cli import cli
+from tests.conftest import REPO
+
+CHECK_FORMATS = Path(__file__).resolve().parents[1] / ".." / "shared" / "tools" / "check_formats.py"
+
+ODS = """\
+CREATE TABLE stg.orders (id INT, amount DECIMAL(18,2), customer VARCHAR(100), ok BOOLEAN);
+
+INSERT INTO ods.orders (id, amount, customer)
+SELECT o.id, o.amount, o.customer
+FROM stg.orders o
+WHERE o.ok;
+"""
+MART = """\
+INSERT INTO mart.revenue (customer, total)
+SELECT customer, SUM(amount)
+FROM ods.orders
+GROUP BY customer;
+"""
+RPT = """\
+CREATE VIEW rpt.top AS
+SELECT customer, total FROM mart.revenue WHERE total > 100;
+"""
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A warehouse of three files committed on `main`, its store harvested (and git-ignored)."""
+    root = tmp_path / "warehouse"
+    (root / "sql").mkdir(parents=True)
+    for name, text in (("ods.sql", ODS), ("mart.sql", MART), ("rpt.sql", RPT)):
+        (root / "sql" / name).write_text(text)
+    (root / ".gitignore").write_text(".lineage/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Check Test")
+    git(root, "config", "user.email", "check@example.com")
+    git(root, "config", "commit.gpgsign", "false")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base warehouse")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("LINEAGE_STORE", raising=False)
+    assert CliRunner().invoke(cli, ["harvest", "sql", "-q"]).exit_code == 0
+    return root
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["check", *args])
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_dropping_a_column_read_downstream_is_breaking(repo: Path) -> None:
+    edit(repo / "sql" / "ods.sql", "(id, amount, customer)\nSELECT o.id, o.amount,", "(id, customer)\nSELECT o.id,")
+    warn_only = run()
+    assert warn_only.exit_code == 0, warn_only.output  # the default --fail-on error: breaking changes warn
+    outcome = run("--fail-on", "breaking")
+    assert outcome.exit_code == 1
+    assert (
+        "sql/ods.sql:3: warning: [LIN101 column-removed] ods.orders.amount is no longer written "
+        "but mart.revenue.total read it"
+    ) in outcome.output
+    assert "- stg.orders.amount -> ods.orders.amount (projection)" in outcome.output
+    assert "downstream: 2 tables/views, 4 columns: mart.revenue, rpt.top" in outcome.output
+
+
+def test_the_readme_example_is_real(repo: Path) -> None:
+    edit(repo / "sql" / "ods.sql", "(id, amount, customer)\nSELECT o.id, o.amount,", "(id, customer)\nSELECT o.id,")
+    readme = (REPO / "README.md").read_text(encoding="utf-8").split("## `lineage check`", 1)[1]
+    example = readme.split("```console\n", 1)[1].split("```", 1)[0]
+    for block in example.split("$ lineage check ")[1:]:
+        arguments, expected = block.split("\n", 1)
+        assert run(*arguments.split()).output == expected
+
+
+def test_a_harmless_change_lists_the_diff_and_passes(repo: Path) -> None:
+    edit(repo / "sql" / "mart.sql", "GROUP BY customer;", "GROUP BY customer\nHAVING SUM(amount) > 0;")
+    outcome = run("--fail-on", "breaking")
+    assert outcome.exit_code == 0, outcome.output
+    assert "sql/mart.sql:1: notice: [LIN201 lineage-changed] mart.revenue: changed" in outcome.output
+    assert "+ ods.orders.amount -> mart.revenue (predicate)" in outcome.output
+    assert "checked 1 changed file: 0 errors, 0 warnings, 1 notice" in outcome.output
+    assert run("--fail-on", "change").exit_code == 1
+
+
+def test_a_syntax_error_is_annotated_at_its_line(repo: Path) -> None:
+    (repo / "sql" / "mart.sql").write_text(MART + "\nINSERT INTO mart.x SELECT FROM WHERE;\n")
+    outcome = run("--format", "github")
+    assert outcome.exit_code == 1
+    assert "::error file=sql/mart.sql,line=6,col=32,title=LIN001 parse-error::Expected table name" in outcome.output
+
+
+def test_a_statement_that_no_longer_parses_is_not_a_removed_table(repo: Path) -> None:
+    edit(repo / "sql" / "mart.sql", "FROM ods.orders", "FROM")
+    outcome = run("--format", "json")
+    assert outcome.exit_code == 1
+    assert [f["rule_id"] for f in json.loads(outcome.output)["findings"]] == ["LIN001"]
+
+
+def test_a_removed_file_reports_its_targets_and_their_readers(repo: Path) -> None:
+    git(repo, "rm", "-q", "sql/mart.sql")
+    outcome = run("--format", "json")
+    findings = json.loads(outcome.output)["findings"]
+    assert outcome.exit_code == 0  # only a warning
+    by_rule = {f["rule_id"]: f for f in findings}
+    assert by_rule["LIN102"]["message"] == "mart.revenue is no longer written but rpt.top read it"
+    assert by_rule["LIN201"]["message"].startswith("mart.revenue: removed\n- ods.orders -> mart.revenue")
+    assert {f["file"] for f in findings} == {"sql/mart.sql"}
+
+
+def test_untracked_and_committed_changes_both_count_against_the_base(repo: Path) -> None:
+    (repo / "sql" / "new.sql").write_text("INSERT INTO mart.fresh (c) SELECT customer FROM ods.orders;\n")
+    git(repo, "checkout", "-q", "-b", "feature")
+    edit(repo / "sql" / "rpt.sql", "total > 100", "total > 1000")
+    git(repo, "commit", "-q", "-am", "raise the bar")
+    outcome = run("--format", "json")
+    files = json.loads(outcome.output)["files"]
+    assert files == 2  # new.sql (untracked) and rpt.sql (committed on the branch; unchanged lineage)
+    assert "mart.fresh: added" in outcome.output
+
+
+def test_a_narrowed_column_type_is_reported(repo: Path) -> None:
+    edit(
+        repo / "sql" / "ods.sql",
+        "CREATE TABLE stg.orders (id INT, amount DECIMAL(18,2), customer VARCHAR(100)",
+        "-- narrower\nCREATE TABLE stg.orders (id INT, amount DECIMAL(18,2), customer VARCHAR(20)",
+    )
+    outcome = run("--fail-on", "breaking")
+    assert outcome.exit_code == 1
+    assert (
+        "sql/ods.sql:2: warning: [LIN103 type-narrowed] stg.orders.customer: VARCHAR(100) -> VARCHAR(20)"
+        in outcome.output
+    )
+
+
+def test_a_table_still_written_by_another_file_is_not_removed(repo: Path) -> None:
+    (repo / "sql" / "backfill.sql").write_text("INSERT INTO mart.revenue (customer, total) SELECT 'x', 0;\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "backfill")
+    assert CliRunner().invoke(cli, ["harvest", "sql", "-q"]).exit_code == 0
+    git(repo, "rm", "-q", "sql/mart.sql")
+    outcome = run("--fail-on", "breaking")
+    assert outcome.exit_code == 0, outcome.output
+    assert "mart.revenue: removed" in outcome.output and "LIN102" not in outcome.output
+
+
+def test_a_branch_behind_its_base_is_compared_with_the_merge_base(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    edit(repo / "sql" / "rpt.sql", "total > 100", "total > 1000")
+    git(repo, "commit", "-q", "-am", "on the branch")
+    git(repo, "checkout", "-q", "main")
+    (repo / "sql" / "later.sql").write_text("INSERT INTO mart.later (c) SELECT customer FROM ods.orders;\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "main moves on")
+    git(repo, "checkout", "-q", "feature")
+    outcome = run("--base", "main", "--format", "json")
+    assert json.loads(outcome.output) == {"findings": [], "files": 1}  # rpt.sql only; later.sql is main's
+
+
+def test_named_paths_and_no_changes(repo: Path) -> None:
+    clean = run()
+    assert clean.exit_code == 0 and "checked 0 changed files" in clean.output
+    named = run("sql/rpt.sql")
+    assert named.exit_code == 0 and "checked 1 changed file: 0 errors, 0 warnings, 0 notices" in named.output
+
+
+def test_usage_errors_exit_2(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run("--base", "no-such-ref").exit_code == 2
+    assert run("--dialect", "klingon").exit_code == 2
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    outcome = run()
+    assert outcome.exit_code == 2
+    assert "not inside a git repository" in outcome.output
+
+
+def test_without_a_store_only_parse_errors_and_diffs(repo: Path) -> None:
+    edit(repo / "sql" / "ods.sql", "(id, amount, customer)\nSELECT o.id, o.amount,", "(id, customer)\nSELECT o.id,")
+    outcome = run("--store", "missing.lin", "--fail-on", "breaking")
+    assert outcome.exit_code == 0
+    assert "no store at missing.lin" in outcome.output
+    assert "LIN101" not in outcome.output
+
+
+def formats_check(kind: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(CHECK_FORMATS), kind, str(path)], capture_output=True, text=True)
+
+
+def test_sarif_is_valid_with_stable_rules_and_fingerprints(repo: Path, tmp_path: Path) -> None:
+    edit(repo / "sql" / "ods.sql", "(id, amount, customer)\nSELECT o.id, o.amount,", "(id, customer)\nSELECT o.id,")
+    (repo / "sql" / "mart.sql").write_text(MART + "\nINSERT INTO mart.x SELECT FROM WHERE;\n")
+    outcome = run("--format", "sarif")
+    path = tmp_path / "check.sarif"
+    path.write_text(outcome.output)
+    checked = formats_check("sarif", path)
+    assert checked.returncode == 0, checked.stdout
+    sarif = json.loads(outcome.output)
+    rules = [rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]]
+    assert rules == ["LIN001", "LIN101", "LIN102", "LIN103", "LIN201"]
+    results = sarif["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["LIN001", "LIN101", "LIN201"]
+    assert results[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 32}
+    assert json.loads(run("--format", "sarif").output) == sarif  # fingerprints are stable run to run
+
+
+HOSTILE = "sql/we,ird: 100%\r\nname.sql"
+
+
+def test_github_escaping_matches_actions_core(tmp_path: Path) -> None:
+    item = Finding(HOSTILE, 3, 7, "LIN001", "error", "50% done\r\nnext: a,b", "parse-error")
+    command = github_command(item)
+    assert command == (
+        "::error file=sql/we%2Cird%3A 100%25%0D%0Aname.sql,line=3,col=7,title=LIN001 parse-error"
+        "::50%25 done%0D%0Anext: a,b"
+    )
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25" and escape_data("a:b,c%\n") == "a:b,c%25%0A"
+    path = tmp_path / "annotations.txt"
+    path.write_text(command + "\n")
+    checked = formats_check("github-annotations", path)
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_github_output_of_a_hostile_file_name_is_valid(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    weird = repo / "sql" / "we,ird: 100%.sql"
+    weird.write_text("INSERT INTO mart.bad SELECT FROM WHERE;\n")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    outcome = run("--format", "github")
+    assert "::error file=sql/we%2Cird%3A 100%25.sql,line=1," in outcome.output
+    path = tmp_path / "annotations.txt"
+    path.write_text(outcome.output)
+    checked = formats_check("github-annotations", path)
+    assert checked.returncode == 0, checked.stdout
+    assert summary.read_text().startswith("## lineage check\n\nchecked 1 changed file: 1 error")
+
+
+def test_markdown_summary_keeps_table_cells_intact() -> None:
+    item = Finding("a|b.sql", 1, None, "LIN201", "notice", "x | y\nz", "lineage-changed")
+    assert "| notice | `a\\|b.sql:1` | LIN201 lineage-changed | x \\| y<br>z |" in markdown_summary([item], 1)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "narrowed"),
+    [
+        ("VARCHAR(100)", "VARCHAR(50)", True),
+        ("VARCHAR(50)", "VARCHAR(100)", False),
+        ("DECIMAL(18, 2)", "DECIMAL(10, 2)", True),
+        ("DECIMAL(18, 2)", "DECIMAL(18, 4)", True),  # fewer integer digits
+        ("DECIMAL(18, 2)", "DECIMAL(20, 2)", False),
+        ("BIGINT", "INT", True),
+        ("INTEGER", "INT", False),
+        ("DOUBLE", "FLOAT", True),
+        ("INT", "STRING", False),
+        (None, "INT", False),
+    ],
+)
+def test_narrower(old: str | None, new: str, narrowed: bool) -> None:
+    assert narrower(old, new) is narrowed
