@@ -19,7 +19,7 @@ from lineage_cli import __version__
 DEFAULT_STORE = os.path.join(".lineage", "graph.lin")
 FORMATS = ("tree", "json", "tgf", "graphml", "dot")
 LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")  # walk/levels.py's, without importing it
-GROUP_BYS = ("schema", "workflow", "datamart")  # emit/picture.py's
+GROUP_BYS = ("schema", "workflow", "datamart")  # the levels walk/levels.py's groups() frames by
 RANKDIRS = ("LR", "TB")
 F = TypeVar("F", bound=Callable[..., Any])
 

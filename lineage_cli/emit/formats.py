@@ -12,10 +12,12 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from lineage_cli.emit.picture import Picture
     from lineage_cli.walk.result import LineageResult
 
 FORMATS = ("tree", "json", "tgf", "graphml", "dot")
 RENDERED = ("svg", "png", "pdf")  # written to a file only: bytes, chosen by the file's suffix
+PICTURED = ("graphml", "dot")  # the formats a Picture (grouping, direction) applies to
 
 # format -> (module, function taking a LineageResult and returning the text)
 _EMITTERS: dict[str, tuple[str, str]] = {
@@ -43,21 +45,22 @@ class RenderError(Exception):
     """A picture could not be rendered: no ``dot`` program, or ``dot`` failed."""
 
 
-def emit(result: LineageResult, fmt: str) -> str:
-    """Render ``result`` as text in format ``fmt`` (one of ``FORMATS``)."""
+def emit(result: LineageResult, fmt: str, picture: Picture | None = None) -> str:
+    """Render ``result`` as text in format ``fmt`` (one of ``FORMATS``); ``picture`` for the ``PICTURED`` ones."""
     try:
         module_name, function_name = _EMITTERS[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
-    return getattr(import_module(module_name), function_name)(result)
+    emitter = getattr(import_module(module_name), function_name)
+    return emitter(result, picture) if fmt in PICTURED else emitter(result)
 
 
-def render(result: LineageResult, fmt: str) -> bytes:
+def render(result: LineageResult, fmt: str, picture: Picture | None = None) -> bytes:
     """Render ``result`` as a picture in format ``fmt`` (one of ``RENDERED``) with Graphviz's ``dot``."""
     import graphviz
 
     try:
-        return graphviz.Source(emit(result, "dot")).pipe(format=fmt)
+        return graphviz.Source(emit(result, "dot", picture)).pipe(format=fmt)
     except graphviz.ExecutableNotFound:
         raise RenderError(
             f"cannot render {fmt}: Graphviz's `dot` program is not on PATH; install Graphviz "

@@ -6,6 +6,8 @@ the node numbering that TGF and GraphML both derive from the result's node order
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
@@ -32,6 +34,23 @@ KIND_STYLES: dict[str, KindStyle] = {
 # A kind this module does not know yet still gets drawn, in neutral grey.
 UNKNOWN_KIND_STYLE = KindStyle("#E0E0E0", "rectangle", "box", "filled")
 
+
+@dataclass(frozen=True, slots=True)
+class GroupStyle:
+    fill: str  # the folder's (cluster's) background, pale so that its members stand out
+    label_fill: str  # the title bar
+    yed_border: str  # y:BorderStyle type
+    dot_style: str
+
+
+GROUP_STYLES: dict[str, GroupStyle] = {
+    "schema": GroupStyle("#EEF6FB", "#8ECAE6", "line", "rounded,filled"),
+    "datamart": GroupStyle("#EEF8F1", "#B7E4C7", "line", "rounded,filled"),
+    "workflow": GroupStyle("#FFF0F6", "#FFC8DD", "dashed", "rounded,filled,dashed"),
+}
+# A table framing its columns, or a container kind without its own style.
+TABLE_GROUP_STYLE = GroupStyle("#FFFBEA", "#FFE8A3", "line", "filled")
+
 FONT = "Helvetica"
 TEXT_COLOR = "#1B1B1E"
 BORDER_COLOR = "#4A4E69"
@@ -50,8 +69,55 @@ EDGE_COLOR = "#4A4E69"
 DASHED_EDGE_TYPES = frozenset({"predicate"})
 
 
+# Data volume and update frequency of a statement's edges (from a flow manifest's ``rows`` and
+# ``frequency``): more rows draw a thicker line, one more pixel per tenfold above a thousand rows;
+# a more frequent run draws shorter dashes.  Graphviz and yEd have two dash lengths, so hourly and
+# faster runs are dotted, daily and slower ones dashed, and a run that happens once is solid.
+MAX_EDGE_WIDTH = 6.0
+FREQUENCY_DASHES: dict[str, str] = {
+    "continuous": "dotted",
+    "streaming": "dotted",
+    "minutely": "dotted",
+    "hourly": "dotted",
+    "daily": "dashed",
+    "weekly": "dashed",
+    "monthly": "dashed",
+    "quarterly": "dashed",
+    "yearly": "dashed",
+    "once": "solid",
+}
+YED_LINE_TYPES = {"dotted": "dotted", "dashed": "dashed", "solid": "line"}
+
+
+def rows_width(rows: int) -> float:
+    """Width of an edge moving ``rows`` rows per run.
+
+    >>> rows_width(500), rows_width(250_000), rows_width(10**12)
+    (1.0, 3.4, 6.0)
+    """
+    return round(min(MAX_EDGE_WIDTH, 1.0 + max(0.0, math.log10(max(rows, 1)) - 3)), 1)
+
+
+def frequency_dash(frequency: str) -> str | None:
+    """``dotted``, ``dashed`` or ``solid`` for a known frequency (case-insensitive), else None."""
+    return FREQUENCY_DASHES.get(frequency.strip().lower())
+
+
+# XML 1.0 cannot carry these characters even as references (GraphML, and DOT's HTML-like labels,
+# which Graphviz parses as XML); a name holding one is shown with U+FFFD rather than breaking the file.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def kind_style(kind: str) -> KindStyle:
     return KIND_STYLES.get(kind, UNKNOWN_KIND_STYLE)
+
+
+def group_style(kind: str) -> GroupStyle:
+    return GROUP_STYLES.get(kind, TABLE_GROUP_STYLE)
 
 
 def border(node: ResultNode, is_root: bool) -> tuple[str, float]:

@@ -96,6 +96,28 @@ def rollup(store: Store, result: LineageResult, level: str, datamarts: list[Data
     )
 
 
+def groups(
+    store: Store, result: LineageResult, group_by: str, datamarts: list[Datamart] | None = None
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Every grouped node's containers, outermost first: its schema, datamart or workflow (``group_by``),
+    then, for a column, its table.  A node without such a container is left out of the mapping."""
+    if group_by == "datamart" and not datamarts:
+        raise LevelError("--group-by datamart needs --datamarts FILE.yaml (table name pattern: datamart)")
+    outer, table = _Lift(store, group_by, datamarts or []), _Lift(store, "table", [])
+    chains: dict[str, tuple[tuple[str, str], ...]] = {}
+    for node in result.nodes:
+        chain = []
+        # A lift that stops short of the level (a table without schema, a statement outside flows) groups nothing.
+        container = outer(node.name, node.kind)
+        if container[1] == group_by and container[0] != node.name:
+            chain.append(container)
+        if node.kind == "column" and (owner := table(node.name, node.kind)) != (node.name, node.kind):
+            chain.append(owner)
+        if chain:
+            chains[node.name] = tuple(chain)
+    return chains
+
+
 class _Lift:
     """Where a node ends up at one level: ``(name, kind)`` of its container there, or its own."""
 

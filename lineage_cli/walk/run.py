@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from lineage_cli.store.layout import StoreError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from lineage_cli.emit.picture import Picture
     from lineage_cli.store.reader import Store
     from lineage_cli.walk.result import LineageResult
 
@@ -29,6 +30,8 @@ def run_walk(
     args: tuple[str, ...] = (),
     level: str | None = None,
     datamarts: str | None = None,
+    group_by: str | None = None,
+    rankdir: str | None = None,
 ) -> int:
     def ask(store: Store) -> LineageResult:
         from lineage_cli.walk.query import lineage
@@ -37,7 +40,7 @@ def run_walk(
         result = lineage(store, name, direction, depth, shown, predicates, plan, frozenset(args))
         return _rolled_up(store, result, level, datamarts)
 
-    return _answer(store_path, ask, fmt, output)
+    return _answer(store_path, ask, fmt, output, _Drawing(group_by, rankdir, datamarts))
 
 
 def run_path(
@@ -53,6 +56,8 @@ def run_path(
     args: tuple[str, ...] = (),
     level: str | None = None,
     datamarts: str | None = None,
+    group_by: str | None = None,
+    rankdir: str | None = None,
 ) -> int:
     def ask(store: Store) -> LineageResult:
         from lineage_cli.walk.paths import lineage_path
@@ -63,7 +68,7 @@ def run_path(
             print(f"showing the first {found.paths} paths; raise --max-paths for more", file=sys.stderr)
         return _rolled_up(store, found.result, level, datamarts)
 
-    return _answer(store_path, ask, fmt, output)
+    return _answer(store_path, ask, fmt, output, _Drawing(group_by, rankdir, datamarts))
 
 
 def run_io(name: str, store_path: str, fmt: str | None, output: str | None) -> int:
@@ -100,7 +105,40 @@ def _rolled_up(store: Store, result: LineageResult, level: str | None, datamarts
     return rollup(store, result, level, load_datamarts(datamarts) if datamarts else None)
 
 
-def _answer(store_path: str, ask: Callable[[Store], LineageResult], fmt: str | None, output: str | None) -> int:
+class _Drawing:
+    """``--group-by`` and ``--rankdir``: how GraphML, DOT and pictures are drawn (a plain class: start-up)."""
+
+    __slots__ = ("group_by", "rankdir", "datamarts")
+
+    def __init__(self, group_by: str | None = None, rankdir: str | None = None, datamarts: str | None = None) -> None:
+        self.group_by, self.rankdir, self.datamarts = group_by, rankdir, datamarts
+
+    def picture(self, store: Store, result: LineageResult, fmt: str) -> Picture | None:
+        """How GraphML, DOT and pictures of ``result`` are drawn; None for the other formats."""
+        from lineage_cli.emit.formats import PICTURED, RENDERED
+
+        if fmt not in PICTURED + RENDERED:
+            if self.group_by is None and self.rankdir is None:
+                return None
+            from lineage_cli.walk.errors import QueryError
+
+            raise QueryError(f"--group-by and --rankdir draw graphml, dot and pictures, not {fmt}")
+        from lineage_cli.emit.picture import Picture
+        from lineage_cli.walk.levels import groups, load_datamarts
+        from lineage_cli.walk.volumes import volumes
+
+        marts = load_datamarts(self.datamarts) if self.datamarts else None
+        grouped = groups(store, result, self.group_by, marts) if self.group_by else {}
+        return Picture(rankdir=self.rankdir or "LR", groups=grouped, volumes=volumes(store, result))
+
+
+def _answer(
+    store_path: str,
+    ask: Callable[[Store], LineageResult],
+    fmt: str | None,
+    output: str | None,
+    drawing: _Drawing | None = None,
+) -> int:
     """Open the store, compute the answer, and print or write it; user errors exit 1, store errors 2."""
     from lineage_cli.emit.formats import RENDERED, emit, format_from_path
     from lineage_cli.store.reader import open_store
@@ -109,7 +147,9 @@ def _answer(store_path: str, ask: Callable[[Store], LineageResult], fmt: str | N
 
     chosen = fmt or (format_from_path(output) if output else None) or _terminal_default()
     try:
-        result = ask(open_store(store_path))
+        store = open_store(store_path)
+        result = ask(store)
+        picture = (drawing or _Drawing()).picture(store, result, chosen)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -117,8 +157,8 @@ def _answer(store_path: str, ask: Callable[[Store], LineageResult], fmt: str | N
         print(f"error: {error}", file=sys.stderr)
         return 1
     if output and chosen in RENDERED:
-        return _render(result, chosen, output)
-    text = emit(result, chosen)
+        return _render(result, chosen, output, picture)
+    text = emit(result, chosen, picture)
     if output:
         with open(output, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -128,16 +168,16 @@ def _answer(store_path: str, ask: Callable[[Store], LineageResult], fmt: str | N
     return 0
 
 
-def _render(result: LineageResult, fmt: str, output: str) -> int:
+def _render(result: LineageResult, fmt: str, output: str, picture: Picture | None) -> int:
     from lineage_cli.emit.formats import RenderError, render
 
     try:
-        picture = render(result, fmt)
+        rendered = render(result, fmt, picture)
     except RenderError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     with open(output, "wb") as handle:
-        handle.write(picture)
+        handle.write(rendered)
     print(f"{result.node_count} nodes, {result.edge_count} edges -> {output}", file=sys.stderr)
     return 0
 
