@@ -309,6 +309,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
       lineage {direction} 'stg.%' -o lineage.graphml
       lineage {direction} dwh.fct_sales --walkplan impact --level table
       lineage {direction} mart.sales_daily --level schema
+      lineage {direction} mart.sales_daily.revenue_usd --group-by schema -o lineage.svg
     """
     return command
 
