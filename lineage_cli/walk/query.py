@@ -78,6 +78,9 @@ def lineage(
 def _closest(store: Store, wanted: str) -> list[str]:
     queryable = {int(k) for k in QUERYABLE}
     names = [n for i, n in enumerate(store.names()) if store.kinds[i] in queryable]
+    # a misspelt table gets tables, a misspelt column columns: names with as many parts come first
+    parts = wanted.count(".")
+    names = [n for n in names if n.count(".") == parts] or names
     import difflib  # only here: the query path does not pay its import
 
     close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
