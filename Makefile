@@ -39,6 +39,7 @@ test: install
 # cached in bench-out/; `make bench BENCH_ARGS=--small` for a quick run on a 100k-node graph), then a
 # table answer with and without a walkplan on that graph (bench/plans.py).
 bench: install
+	$(BIN)/python bench/harvest.py
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/graph.py $(BENCH_ARGS)
 	$(BIN)/python bench/plans.py $(BENCH_ARGS)

@@ -3,7 +3,8 @@
 Generates a warehouse with ``../shared/bench/gen_warehouse.py`` (cached in ``bench-out/``),
 then prints one table:
 
-* harvest statements/s: sqlglot parsing alone (the baseline) vs our table-level harvest;
+* harvest statements/s over all statements (noise included): sqlglot parsing alone vs our
+  table-level harvest (``bench/harvest.py`` has the column-level and parallel figures);
 * a cold ``lineage up`` process vs a cold Python process answering the same question
   with a SQLite recursive CTE over an indexed edges table (the do-it-yourself baseline).
 """

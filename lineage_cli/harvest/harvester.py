@@ -286,6 +286,8 @@ def add_declared(graph: Graph, provenance: Provenance, sources: Iterable[str], t
 
 def add_dataset(graph: Graph, name: str, kind: NodeKind = NodeKind.TABLE) -> str:
     """A table or view node, or a parameterized one when its name keeps a placeholder."""
+    if kind is NodeKind.TABLE and name in graph.kinds:
+        return name  # known already: TABLE refines nothing, and the placeholder test is not free
     return graph.add_node(name, NodeKind.PARAMETERIZED if is_parameterized(name) else kind)
 
 
@@ -313,6 +315,8 @@ def _add_column_edge(graph: Graph, edge: ColumnEdge, transformation: str) -> Non
 
 def _column_node(graph: Graph, name: str) -> str:
     """A column node inside its table (``?.col``, an unresolved column, has no table)."""
+    if graph.kinds.get(name) is NodeKind.COLUMN:
+        return name  # its table and containment edge came with it
     table = _table_of(name)
     if table == "?" or table == name:
         return graph.add_node(name, NodeKind.COLUMN)

@@ -95,8 +95,9 @@ def plan_harvest(
             _plan_entry(plan, entry, manifest, options, seen)
         options = _with_layers(options, manifest.dialect, manifest.variables, manifest.defaults)
     for path in sql_files(paths):
-        if path.resolve() not in seen:
-            seen[path.resolve()] = 0
+        key = Path(os.path.abspath(path))  # abspath, not resolve(): realpath costs a syscall per path part
+        if key not in seen:
+            seen[key] = 0
             plan.units.append(Unit(display_path(path), options, path=str(path)))
     if dbt is not None:
         _plan_dbt(plan, dbt, options)
@@ -144,7 +145,7 @@ def _plan_entry(plan: Plan, entry: Entry, manifest: Manifest, cli: HarvestOption
         ),
     )
     if entry.sql_file is not None:
-        key = entry.sql_file.resolve()
+        key = Path(os.path.abspath(entry.sql_file))
         if key in seen:
             message = f"manifest entry: sql_file {display_path(entry.sql_file)} is also the entry at line {seen[key]}"
             plan.issues.append(

@@ -67,9 +67,13 @@ class _Lineage:
 
     def __init__(self, store: Store, prefix: str) -> None:
         self.offsets = store.array(f"{prefix}_offsets")
+        self.split = store.array(f"{prefix}_split")
         self.low = store.array(f"{prefix}_attr").cast("B")  # low byte of each attribute at even positions
 
     def has(self, node: int) -> bool:
+        # table-level edges (all lineage) lead each slice: a dataset with any of them needs no scan
+        if self.split[node]:
+            return True
         start, end = self.offsets[node], self.offsets[node + 1]
         return 1 in self.low[2 * start : 2 * end : 2].tobytes().translate(_LINEAGE_BYTES)
 
