@@ -461,6 +461,7 @@ def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
 
 
 @cli.command()
+@click.argument("name", required=False)
 @click.option(
     "--format",
     "fmt",
@@ -469,6 +470,17 @@ def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
     show_default=True,
     help="Export format.",
 )
+@click.option(
+    "--direction",
+    type=click.Choice(("up", "down", "both")),
+    default="both",
+    show_default=True,
+    help="With NAME: the statements upstream, downstream or both ways of it.",
+)
+@click.option(
+    "--walkplan", help="With NAME: the walkplan (name or file) that picks the statements [default: transformations]."
+)
+@click.option("--arg", "args", multiple=True, metavar="NAME", help="Activate the plan's rules marked when_arg: NAME.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of standard output.")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of the datasets (hive://cluster).")
 @click.option("--job-namespace", default="lineage", show_default=True, help="Namespace of the jobs.")
@@ -479,9 +491,21 @@ def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
 )
 @store_option
 def export(
-    fmt: str, output: str | None, namespace: str, job_namespace: str, event_time: str | None, store: str
+    name: str | None,
+    fmt: str,
+    direction: str,
+    walkplan: str | None,
+    args: tuple[str, ...],
+    output: str | None,
+    namespace: str,
+    job_namespace: str,
+    event_time: str | None,
+    store: str,
 ) -> None:
-    """Export the whole store for other lineage tools.
+    """Export the store, or the lineage of NAME, for other lineage tools.
+
+    Without NAME every statement is exported; with NAME only the statements its lineage
+    walks through (`--direction`, `--walkplan`).
 
     openlineage: one COMPLETE RunEvent per statement, as JSON lines.  The job is the
     statement's workflow/module (from a flow manifest) or its file:line; inputs and
@@ -493,10 +517,12 @@ def export(
     Example:
       lineage export -o events.json --namespace hive://cluster
       lineage export --event-time 2024-01-31T06:00:00Z | head -1
+      lineage export mart.sales_daily --direction up -o sales_daily.json
     """
-    from lineage_cli.emit.export_run import run_export
+    from lineage_cli.emit.export_run import Scope, run_export
 
-    sys.exit(run_export(store, output, namespace, job_namespace, event_time))
+    scope = Scope(name, direction, walkplan, frozenset(args)) if name else None
+    sys.exit(run_export(store, output, namespace, job_namespace, event_time, scope))
 
 
 @cli.command()

@@ -267,3 +267,20 @@ def test_import_reads_a_json_array_document_and_names_the_bad_event(tmp_path) ->
     assert "imported 2 of 3 rows (1 skipped)" in outcome.output
     assert f"{events}:1: error: event 3: a dataset is not a JSON object" in outcome.output
     assert read_store(store).kinds[f"{events}:1"] is NodeKind.TRANSFORMATION
+
+
+def test_export_of_one_lineage_keeps_exactly_the_statements_it_walks_through(stores, tmp_path) -> None:
+    from tests.test_walk import ancestors, golden_edges
+
+    upstream = ancestors("rpt.v_sales_weekly", golden_edges())
+    written = {t for _, t in golden_edges() if t in upstream}  # every upstream dataset a statement writes
+    for plan in ("transformations", "tables"):
+        events = export(stores["warehouse"], tmp_path / f"{plan}.json", "rpt.v_sales_weekly", "--direction", "up",
+                        "--walkplan", plan)  # fmt: skip
+        assert {d["name"] for e in events for d in e["outputs"]} == written
+        assert {d["name"] for e in events for d in e["inputs"]} <= upstream
+        assert_valid_openlineage(tmp_path / f"{plan}.json")
+    everything = export(stores["warehouse"], tmp_path / "all.json")
+    assert len(events) < len(everything)
+    outcome = CliRunner().invoke(cli, ["export", "--store", str(stores["warehouse"]), "nosuch.table"])
+    assert outcome.exit_code == 1 and "no table, view or column" in outcome.output

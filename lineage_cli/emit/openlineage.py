@@ -117,13 +117,15 @@ class _Graph:
         return self.names[column][len(self.names[self.containers[column]]) + 1 :]
 
 
-def to_events(store: Store, namespace: str, job_namespace: str, time: str = DEFAULT_EVENT_TIME) -> list[dict]:
-    """One RunEvent per transformation node, in name order."""
+def to_events(
+    store: Store, namespace: str, job_namespace: str, time: str = DEFAULT_EVENT_TIME, only: set[int] | None = None
+) -> list[dict]:
+    """One RunEvent per transformation node (those in ``only`` when given), in name order."""
     graph = _read(store)
     naming = _Naming(namespace, job_namespace, time)
     events = []
     for node, kind in enumerate(graph.kinds):
-        if kind == NodeKind.TRANSFORMATION:
+        if kind == NodeKind.TRANSFORMATION and (only is None or node in only):
             statement = graph.statements.get(node) or _Statement()
             events.append(_event(graph, node, statement, store.provenance(node), naming))
     return events
