@@ -114,3 +114,15 @@ def test_warehouse_fixture_harvest_reports_the_unexpandable_star_as_a_warning() 
     warnings = [i for i in result.issues if i.level == "warning"]
     assert [(i.file.rsplit("/", 1)[-1], i.line) for i in warnings] == [("ods_customer.sql", 10)]
     assert result.errors == []
+
+
+def test_unreadable_files_and_unknown_dialect_lines_cost_only_their_file(tmp_path) -> None:
+    (tmp_path / "a_binary.sql").write_bytes(b"\xff\xfe\x00garbage")
+    (tmp_path / "b_dialect.sql").write_text("-- dialect: nosuchsql\nINSERT INTO a.b SELECT 1")
+    (tmp_path / "c_cut.sql").write_text("INSERT INTO x.y SELECT a FROM")
+    (tmp_path / "d_good.sql").write_text("INSERT INTO dwh.t SELECT s.x FROM stg.s s")
+    result = harvest([tmp_path], dialect="hive", jobs=2)
+    errors = {(i.file.rsplit("/", 1)[-1], i.message.split(":")[0]) for i in result.errors}
+    assert {file for file, _ in errors} == {"a_binary.sql", "b_dialect.sql", "c_cut.sql"}
+    assert ("c_cut.sql", "Expected table name but got the end of the statement") in errors
+    assert ("stg.s.x", "dwh.t.x", "projection", Subtype.IDENTITY.bit) in column_triples(result.graph)

@@ -48,7 +48,7 @@ from lineage_cli.harvest.split import parse_script
 from lineage_cli.harvest.statements import Context
 from lineage_cli.harvest.templates import render
 from lineage_cli.model import Issue
-from lineage_cli.profiles import load_profile
+from lineage_cli.profiles import ProfileError, load_profile
 
 # CREATE TABLE with a column list or LIKE: plain DDL.  A CTAS (CREATE TABLE t AS SELECT) does not match,
 # so the phase that looks for DDL skips the many files whose only CREATE TABLE selects rows.
@@ -285,7 +285,17 @@ def _scan(unit: Unit) -> tuple[str, bool]:
 
 
 def analyze_file(task: _Task) -> FileOutcome:
-    """One unit's lineage (or, with ``ddl_only``, the tables its DDL declares)."""
+    """One unit's lineage (or, with ``ddl_only``, the tables its DDL declares); a failure costs that unit only."""
+    try:
+        return _analyze_unit(task)
+    except ProfileError as error:  # a `-- dialect: NAME` line naming no dialect
+        return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, str(error))])
+    except Exception as error:  # noqa: BLE001 - one odd file must not end the harvest
+        message = f"cannot analyse file: {type(error).__name__}: {error}"
+        return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, message)])
+
+
+def _analyze_unit(task: _Task) -> FileOutcome:
     unit, options = task.unit, task.unit.options
     outcome = FileOutcome(unit.display)
     try:

@@ -135,7 +135,8 @@ def _readable(message: str) -> str:
     >>> _readable("Expected table name but got <Token token_type: TokenType.WHERE, text: where, line: 2>")
     "Expected table name but got 'where'"
     """
-    return _TOKEN_REPR.sub(lambda match: repr(match.group(1)), message)
+    readable = _TOKEN_REPR.sub(lambda match: repr(match.group(1)), message)
+    return readable.replace("'SENTINEL'", "the end of the statement")  # sqlglot's end-of-input token
 
 
 def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Iterator[ParsedStatement]:
