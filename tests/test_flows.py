@@ -247,3 +247,27 @@ def _column_triples(graph) -> tuple[set[tuple[str, str, str]], set[tuple[str, st
         elif kind is EdgeType.PREDICATE:
             predicate |= {(source, target, name) for name in names}
     return {(s, t, order[i]) for (s, t), i in best.items()}, predicate
+
+
+def test_declared_steps_stay_declared_through_folding_and_are_drawn_dotted(tmp_path) -> None:
+    from lineage_cli.emit.formats import emit
+    from lineage_cli.store.reader import open_store
+    from lineage_cli.walk.query import lineage
+
+    store_path = tmp_path / "graph.lin"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        outcome = CliRunner().invoke(
+            cli, ["harvest", "--manifest", f"{PREFIX}manifest.yaml", "--store", str(store_path), "-q", "--no-cache"]
+        )
+    assert outcome.exit_code == 0, outcome.output
+    store = open_store(store_path)
+    feed = lineage(store, "export.sales_feed", "up", depth=1)
+    assert {(e.source, e.target, e.type, e.subtypes) for e in feed.edges} == {
+        ("dwh.sales_web", "export.sales_feed", "flow", ("DECLARED",)),
+        ("dwh.sales_store", "export.sales_feed", "flow", ("DECLARED",)),
+    }
+    parsed = lineage(store, "dwh.sales", "up", depth=1)  # built by parsed SQL
+    assert parsed.edges and all(e.subtypes == () for e in parsed.edges)
+    dot = emit(feed, "dot")
+    assert dot.count("style=dotted") == 2 or dot.count('style="dotted"') == 2

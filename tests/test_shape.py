@@ -31,7 +31,7 @@ EDGE = st.tuples(
     st.integers(0, 10**6),
     st.integers(0, 10**6),
     st.sampled_from([EdgeType.READ, EdgeType.WRITE, EdgeType.FLOW, EdgeType.PROJECTION, EdgeType.PREDICATE]),
-    st.integers(0, 0x7FF),
+    st.integers(0, 0xFFF),  # every subtype flag, DECLARED (bit 11) included
 )
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -131,6 +131,11 @@ def is_dashed(edge: ResultEdge) -> bool:
     return edge.type in DASHED_EDGE_TYPES
 
 
+def is_declared(edge: ResultEdge) -> bool:
+    """Lineage a manifest or dbt declared rather than SQL showed: drawn dotted."""
+    return "DECLARED" in edge.subtypes
+
+
 def subtype_caption(edge: ResultEdge) -> str:
     """The edge label drawn in GraphML and DOT: its subtypes, or empty.
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 TRANSFORMATION = int(NodeKind.TRANSFORMATION)
 FLOW = pack_attributes(EdgeType.FLOW, 0)
+DECLARED_FLOW = pack_attributes(EdgeType.FLOW, Subtype.DECLARED.bit)
+DECLARED_BITS = Subtype.DECLARED.bit << TYPE_BITS  # the DECLARED flag inside packed attributes
 LOW_32 = 0xFFFFFFFF
 KNOWN_FLAGS = sum(s.bit for s in Subtype)  # other flag bits do not show in an answer, so they cannot split an edge
 # An answer lists edges by source, target, then type *label*; this ranks types in label order.
@@ -55,24 +57,32 @@ def _fold_lists(store: Store, walk: Walk) -> Walk:
     inputs: dict[int, set[int]] = defaultdict(set)
     outputs: dict[int, set[int]] = defaultdict(set)
     direct: set[int] = set()
-    for source, target in zip(walk.sources, walk.targets, strict=True):
+    declared_steps: set[int] = set()
+    for source, target, attribute in zip(walk.sources, walk.targets, walk.attributes, strict=True):
         if kinds[target] == TRANSFORMATION:
             inputs[target].add(source)
         elif kinds[source] == TRANSFORMATION:
             outputs[source].add(target)
         else:
             direct.add(source << 32 | target)
-    direct.update(a << 32 | b for t in inputs.keys() & outputs.keys() for a in inputs[t] for b in outputs[t])
+            continue
+        if attribute & DECLARED_BITS:
+            declared_steps.add(target if kinds[target] == TRANSFORMATION else source)
+    declared: set[int] = set()
+    for step in inputs.keys() & outputs.keys():
+        pairs = {a << 32 | b for a in inputs[step] for b in outputs[step]}
+        (declared if step in declared_steps else direct).update(pairs)
     kept = [
         (node, (hop + 1) // 2) for node, hop in zip(walk.nodes, walk.hops, strict=True) if kinds[node] != TRANSFORMATION
     ]
-    keys = _sorted_distinct_keys(list(direct))
+    keys = _sorted_distinct_keys(list(direct | declared))
     return Walk(
         nodes=[node for node, _ in kept],
         hops=[hop for _, hop in kept],
         sources=[key >> 32 for key in keys],
         targets=[key & LOW_32 for key in keys],
-        attributes=[FLOW] * len(keys),
+        # parsed lineage wins: a pair only declared steps give stays declared
+        attributes=[DECLARED_FLOW if key in declared and key not in direct else FLOW for key in keys],
     )
 
 
@@ -94,7 +104,7 @@ def _sorted_distinct_keys(keys: list[int]) -> list[int]:
 def _fold_arrays(store: Store, walk: Walk) -> Walk:
     import numpy as np
 
-    nodes, hops, sources, targets, _ = walk.columns()
+    nodes, hops, sources, targets, attributes = walk.columns()
     kinds = store.numpy_array("node_kind")
     into_step = kinds.take(targets) == TRANSFORMATION
     from_step = ~into_step & (kinds.take(sources) == TRANSFORMATION)
@@ -106,17 +116,29 @@ def _fold_arrays(store: Store, walk: Walk) -> Walk:
     count = np.searchsorted(step_out, step_in, side="right") - low
     joined_a = np.repeat(a, count)
     joined_b = b.take(_expand(low, count))
-    folded_s, folded_t = _distinct_pairs(
-        np.concatenate((sources[direct], joined_a)), np.concatenate((targets[direct], joined_b))
-    )
+    flagged = (attributes & DECLARED_BITS) != 0
+    declared_steps = np.union1d(targets[into_step & flagged], sources[from_step & flagged])
+    by_declared = np.isin(np.repeat(step_in, count), declared_steps)
+    parsed = _keys(np.concatenate((sources[direct], joined_a[~by_declared])),
+                   np.concatenate((targets[direct], joined_b[~by_declared])))  # fmt: skip
+    # parsed lineage wins: a pair only declared steps give stays declared
+    declared = np.setdiff1d(_keys(joined_a[by_declared], joined_b[by_declared]), parsed)
+    keys = np.union1d(parsed, declared)
     dataset = kinds.take(nodes) != TRANSFORMATION
     return Walk(
         nodes=nodes[dataset],
         hops=(hops[dataset] + 1) // 2,
-        sources=folded_s,
-        targets=folded_t,
-        attributes=np.full(folded_s.size, FLOW, dtype=np.uint16),
+        sources=(keys >> 32).astype(np.int64),
+        targets=(keys & LOW_32).astype(np.int64),
+        attributes=np.where(np.isin(keys, declared), DECLARED_FLOW, FLOW).astype(np.uint16),
     )
+
+
+def _keys(sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Distinct ``source << 32 | target`` keys, sorted (node ids are i4, so a key orders like the pair)."""
+    import numpy as np
+
+    return np.unique(sources.astype(np.int64) << 32 | targets.astype(np.int64))
 
 
 def _distinct_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
