@@ -20,9 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-GEN = REPO / ".." / "shared" / "bench" / "gen_warehouse.py"
-OUT = REPO / "bench-out"
+from harvest import OUT, generate  # bench/ is the script's folder, so on sys.path
 
 SQLITE_UP = """
 import sqlite3, sys
@@ -32,14 +30,6 @@ rows = db.execute('''WITH RECURSIVE up(name) AS (
     SELECT name FROM up''', (sys.argv[2],)).fetchall()
 print(len(rows))
 """
-
-
-def generate(tables: int, dialect: str) -> Path:
-    out = OUT / f"wh_{dialect}_{tables}"
-    if not (out / "ground_truth.json").is_file():
-        cmd = [sys.executable, str(GEN), "--tables", str(tables), "--dialect", dialect, "--out", str(out)]
-        subprocess.run(cmd, check=True, capture_output=True)
-    return out
 
 
 def sql_texts(warehouse: Path) -> list[tuple[Path, str]]:
@@ -58,7 +48,7 @@ def parse_only(texts: list[tuple[Path, str]], dialect: str) -> tuple[int, float]
 def table_harvest(warehouse: Path, dialect: str) -> tuple[int, float, object]:
     from lineage_cli.harvest.batch import harvest
 
-    result = harvest([warehouse / "sql"], dialect=dialect)
+    result = harvest([warehouse / "sql"], dialect=dialect, columns=False)
     return result.statements, result.seconds, result
 
 

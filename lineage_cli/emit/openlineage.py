@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from lineage_cli import __version__
-from lineage_cli.model import EdgeType, NodeKind, Subtype, subtypes_from_flags
+from lineage_cli.model import PREDICATE_SUBTYPES, EdgeType, NodeKind, Subtype, subtypes_from_flags
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK
 from lineage_cli.store.reader import Store
 
@@ -56,14 +56,7 @@ DIRECT_SUBTYPES = {
     Subtype.AGGREGATION: ("AGGREGATION", False),
     Subtype.AGGREGATION_MASKING: ("AGGREGATION", True),
 }
-INDIRECT_SUBTYPES = (
-    Subtype.FILTER,
-    Subtype.JOIN,
-    Subtype.GROUP_BY,
-    Subtype.SORT,
-    Subtype.WINDOW,
-    Subtype.CONDITIONAL,
-)
+INDIRECT_SUBTYPES = PREDICATE_SUBTYPES  # OpenLineage's INDIRECT subtypes are exactly our predicate subtypes
 # A parameterized dataset is a table whose name keeps a template placeholder.
 DATASET_TYPES = {
     NodeKind.VIEW: {"datasetType": "VIEW"},
