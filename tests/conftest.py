@@ -55,3 +55,19 @@ def flow_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def hive_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate_warehouse(tmp_path_factory.mktemp("wh_hive"), "--tables", "2000", "--dialect", "hive")
+
+
+@pytest.fixture(scope="module")
+def store(warehouse_store: Path):
+    """The fixture warehouse's store, opened."""
+    from lineage_cli.store.reader import open_store
+
+    return open_store(warehouse_store)
+
+
+@pytest.fixture(scope="module")
+def flow(flow_store: Path):
+    """The oozie flow fixture's store, opened."""
+    from lineage_cli.store.reader import open_store
+
+    return open_store(flow_store)

@@ -9,20 +9,9 @@ from click.testing import CliRunner
 from lineage_cli.cli import LEVELS as CLI_LEVELS
 from lineage_cli.cli import cli
 from lineage_cli.model import NodeKind, schema_of
-from lineage_cli.store.reader import open_store
 from lineage_cli.walk.levels import LEVELS, LevelError, load_datamarts, rollup
 from lineage_cli.walk.query import lineage
 from tests.walks import REVENUE_UPSTREAM, closure, edges, golden_edges, nodes
-
-
-@pytest.fixture(scope="module")
-def store(warehouse_store):
-    return open_store(warehouse_store)
-
-
-@pytest.fixture(scope="module")
-def flow(flow_store):
-    return open_store(flow_store)
 
 
 def test_the_cli_offers_every_level() -> None:

@@ -127,11 +127,6 @@ def test_path_cli_errors_and_the_bound_note(tmp_path) -> None:
 # ------------------------------------------------------------------------------------------------- io
 
 
-@pytest.fixture(scope="module")
-def flow(flow_store):
-    return open_store(flow_store)
-
-
 def test_io_of_a_workflow(flow) -> None:
     """wf_sales (manifest.yaml): build_sales reads ods.customers and ods.orders and writes dwh.sales, then
     splits it into dwh.sales_web and dwh.sales_store; archive_sales and refresh_stats (declared) read

@@ -29,17 +29,6 @@ from tests.walks import (
     nodes,
 )
 
-
-@pytest.fixture(scope="module")
-def store(warehouse_store):
-    return open_store(warehouse_store)
-
-
-@pytest.fixture(scope="module")
-def flow(flow_store):
-    return open_store(flow_store)
-
-
 # ------------------------------------------------------------------------------------- built-in plans
 
 

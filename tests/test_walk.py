@@ -29,11 +29,6 @@ def descendants(name: str, edges: set[tuple[str, str]]) -> set[str]:
     return ancestors(name, {(t, s) for s, t in edges})
 
 
-@pytest.fixture(scope="module")
-def store(warehouse_store):
-    return open_store(warehouse_store)
-
-
 @pytest.mark.parametrize("table", ["mart.sales_daily", "rpt.v_sales_weekly", "dwh.dim_customer", "stg.pos_sales"])
 def test_up_matches_the_transitive_closure_of_the_golden_edges(store, table) -> None:
     edges = golden_edges()
