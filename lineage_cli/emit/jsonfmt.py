@@ -1,89 +1,116 @@
 """The ``--format json`` emitter: the result's own dictionary, pretty-printed.
 
 The text is exactly ``json.dumps(result.to_dict(), indent=2, ensure_ascii=False)`` plus a newline, but
-written from the result's columns with string templates: with ``indent`` the json module falls back to
-its pure-Python encoder, several microseconds per value, seconds for a 100,000-edge answer.  Strings are
-escaped by the json module's own C function, once per distinct name.
+written from the result's columns: with ``indent`` the json module falls back to its pure-Python encoder,
+several microseconds per value, seconds for a 100,000-edge answer.  Every object of the ``nodes`` and
+``edges`` arrays has the same layout, so the array is one template repeated, its value slots filled by
+extended-slice assignment and the whole joined once: no Python code runs per object.  Names that need no
+escaping (checked at once, in C) are quoted by the template; others go through the json module's own escaper.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from json.encoder import encode_basestring  # the C escaper json.dumps(ensure_ascii=False) uses
 
 from lineage_cli.walk.result import ROLES, LineageResult, ResultColumns
 
-# A node's "role" member as it follows "depth", by role (None: no member).
-_ROLE_TEXT = {None: "", **{role: f',\n      "role": "{role}"' for role in ROLES}}
+MEMBER = ",\n      "  # between two members of an object of the nodes or edges arrays
+OBJECT_OPEN, OBJECT_CLOSE = "    {\n      ", "\n    }"
+# A node's "role" member as it follows "depth", by role ("": no member).
+_ROLE_TEXT = {None: "", **{role: f'{MEMBER}"role": "{role}"' for role in ROLES}}
 
 
-class _Escaped(dict[str, str]):
-    """JSON string literals by text: names repeat across nodes and edges, so each is escaped once.
+# The characters a JSON string cannot hold as they are (json.dumps(ensure_ascii=False) escapes these only).
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
 
-    Filled from the node names up front (one C-speed pass); a text met later is escaped on first use.
+
+class _Member:
+    """One member of every object of an array: its key text, and per object its value's text.
+
+    ``quoted`` values are plain strings that the template quotes (no escaping needed: the common case of SQL
+    names); an empty key marks an optional member whose texts carry their own separator and key, or are
+    empty where an object lacks it.
     """
 
-    def __init__(self, texts: list[str]) -> None:
-        super().__init__(zip(texts, map(encode_basestring, texts), strict=True))
+    __slots__ = ("key", "values", "quoted")
 
-    def __missing__(self, text: str) -> str:
-        literal = self[text] = encode_basestring(text)
-        return literal
+    def __init__(self, key: str, values: list[str], quoted: bool = False) -> None:
+        self.key, self.values, self.quoted = key, values, quoted
 
-    def of(self, texts: list[str]) -> list[str]:
-        return list(map(self.__getitem__, texts))
+
+def _strings(key: str, texts: list[str]) -> _Member:
+    """A member of string values: quoted by the template when none needs escaping, else escaped each."""
+    if _plain("".join(texts)):
+        return _Member(key, texts, quoted=True)
+    escaped = {text: encode_basestring(text) for text in set(texts)}
+    return _Member(key, list(map(escaped.__getitem__, texts)))
+
+
+def _plain(text: str) -> bool:
+    """Whether JSON holds ``text`` as it is: three C scans (``isprintable`` is false for every control
+    character, and rarely for anything else, which the regex then settles)."""
+    if '"' in text or "\\" in text:
+        return False
+    return text.isprintable() or _NEEDS_ESCAPE.search(text) is None
 
 
 def to_json(result: LineageResult) -> str:
     columns = result.columns()
-    escaped = _Escaped(columns.names)
-    roots = _array(escaped.of(result.roots), "  ")
+    roots = _array(list(map(encode_basestring, result.roots)), "  ")
     return (
         f'{{\n  "direction": {_value(result.direction)},\n  "roots": {roots},\n'
-        f'  "nodes": {_objects(_nodes(columns, escaped))},\n'
-        f'  "edges": {_objects(_edges(columns, escaped))}\n}}\n'
+        f'  "nodes": {_nodes(columns)},\n'
+        f'  "edges": {_edges(columns)}\n}}\n'
     )
 
 
-def _nodes(columns: ResultColumns, escaped: _Escaped) -> list[str]:
-    names = escaped.of(columns.names)
-    kinds = escaped.of(columns.kinds)
-    depths = _numbers(columns.depths)
-    # f-strings: the fastest way CPython has to fill a template, several times faster than % or format
-    if not columns.files and not columns.roles:
-        return [
-            f'    {{\n      "name": {name},\n      "kind": {kind},\n      "depth": {depth}\n    }}'
-            for name, kind, depth in zip(names, kinds, depths, strict=True)
-        ]
-    heads = [
-        f'    {{\n      "name": {name},\n      "kind": {kind},\n      "depth": {depth}'
-        for name, kind, depth in zip(names, kinds, depths, strict=True)
-    ]
+def _nodes(columns: ResultColumns) -> str:
+    members = [_strings('"name": ', columns.names), _strings('"kind": ', columns.kinds)]
+    members.append(_Member('"depth": ', _numbers(columns.depths)))
     if columns.roles:
-        heads = list(map(str.__add__, heads, map(_ROLE_TEXT.__getitem__, columns.roles)))
+        members.append(_Member("", list(map(_ROLE_TEXT.__getitem__, columns.roles))))
     if columns.files:
-        heads = [
-            head + ("" if file is None else f',\n      "file": {_value(file)},\n      "line": {_value(line)}')
-            for head, file, line in zip(heads, columns.files, columns.lines, strict=True)
-        ]
-    return [head + "\n    }" for head in heads]
+        provenance = zip(columns.files, columns.lines, strict=True)
+        texts = ["" if f is None else f'{MEMBER}"file": {_value(f)}{MEMBER}"line": {_value(n)}' for f, n in provenance]
+        members.append(_Member("", texts))
+    return _objects(members)
 
 
-def _edges(columns: ResultColumns, escaped: _Escaped) -> list[str]:
-    sources = escaped.of(columns.sources)
-    targets = escaped.of(columns.targets)
-    types = escaped.of(columns.types)
-    if not any(columns.subtypes):
-        return [
-            f'    {{\n      "source": {source},\n      "target": {target},\n      "type": {kind}\n    }}'
-            for source, target, kind in zip(sources, targets, types, strict=True)
-        ]
-    rows = zip(sources, targets, types, columns.subtypes, strict=True)
-    return [
-        f'    {{\n      "source": {source},\n      "target": {target},\n      "type": {kind}'
-        + (f',\n      "subtypes": {_array(escaped.of(subtypes), "      ")}\n    }}' if subtypes else "\n    }")
-        for source, target, kind, subtypes in rows
-    ]
+def _edges(columns: ResultColumns) -> str:
+    members = [_strings('"source": ', columns.sources), _strings('"target": ', columns.targets)]
+    members.append(_strings('"type": ', columns.types))
+    if any(columns.subtypes):
+        arrays = {subtypes: _subtypes_text(subtypes) for subtypes in set(columns.subtypes)}
+        members.append(_Member("", list(map(arrays.__getitem__, columns.subtypes))))
+    return _objects(members)
+
+
+def _subtypes_text(subtypes: tuple[str, ...]) -> str:
+    return f'{MEMBER}"subtypes": {_array(list(map(encode_basestring, subtypes)), "      ")}' if subtypes else ""
+
+
+def _objects(members: list[_Member]) -> str:
+    """A top-level array of objects with ``members``, one value of each per object."""
+    count = len(members[0].values)
+    if not count:
+        return "[]"
+    template: list[str | None] = []
+    text, first = OBJECT_OPEN, True  # the constant text before the next value
+    for member in members:
+        if member.key:
+            text += ("" if first else MEMBER) + member.key
+            first = False
+        template += (text + '"', None) if member.quoted else (text, None)
+        text = '"' if member.quoted else ""
+    template.append(text + OBJECT_CLOSE + ",\n")
+    stride = len(template)
+    parts = template * count
+    for slot, member in zip(range(1, stride, 2), members, strict=False):
+        parts[slot::stride] = member.values
+    parts[-1] = text + OBJECT_CLOSE
+    return "[\n" + "".join(parts) + "\n  ]"  # type: ignore[arg-type] - every slot is filled
 
 
 def _numbers(values: list[int]) -> list[str]:
@@ -92,11 +119,6 @@ def _numbers(values: list[int]) -> list[str]:
         table = [str(i) for i in range(max(values, default=0) + 1)]
         return list(map(table.__getitem__, values))
     return list(map(_value, values))
-
-
-def _objects(objects: list[str]) -> str:
-    """The top-level ``nodes`` or ``edges`` array of objects rendered with their own indentation."""
-    return "[\n" + ",\n".join(objects) + "\n  ]" if objects else "[]"
 
 
 def _array(literals: list[str], indent: str) -> str:
