@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -537,7 +536,7 @@ def stats(store: str, verify: bool) -> None:
     """
     from lineage_cli.store.stats import run_stats
 
-    sys.exit(run_stats(Path(store), verify=verify))
+    sys.exit(run_stats(store, verify=verify))
 
 
 @cli.command()

@@ -7,8 +7,8 @@ by Graphviz's ``dot`` program, which the ``graphviz`` package runs.
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
-from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,4 +79,4 @@ def format_from_path(path: str) -> str | None:
     >>> format_from_path("lineage.xml") is None
     True
     """
-    return _SUFFIXES.get(PurePath(path).suffix.lower())
+    return _SUFFIXES.get(os.path.splitext(path)[1].lower())

@@ -26,7 +26,7 @@ def store_stats(store: Store) -> dict[str, object]:
     }
 
 
-def run_stats(path: Path, verify: bool) -> int:
+def run_stats(path: str | Path, verify: bool) -> int:
     try:
         store = open_store(path)
         if verify:

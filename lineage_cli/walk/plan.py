@@ -17,8 +17,8 @@ a query some 20 ms of start-up, so they are imported only for a plan file that n
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lineage_cli.model import EdgeType, NodeKind, Subtype
@@ -27,7 +27,7 @@ from lineage_cli.walk.errors import QueryError
 if TYPE_CHECKING:
     import yaml
 
-BUILTIN_DIR = Path(__file__).resolve().parent / "plans"
+BUILTIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plans")
 PLAN_SUFFIXES = (".yaml", ".yml", ".json", ".xml")
 DIRECTIONS = ("forward", "backward", "both")
 EDGE_NAMES = {t.label: t for t in EdgeType}
@@ -92,7 +92,7 @@ class WalkPlan(NamedTuple):
 
 
 def builtin_names() -> list[str]:
-    return sorted(p.stem for p in BUILTIN_DIR.glob("*.json"))
+    return sorted(name.removesuffix(".json") for name in os.listdir(BUILTIN_DIR) if name.endswith(".json"))
 
 
 def builtin_plans() -> dict[str, WalkPlan]:
@@ -101,26 +101,32 @@ def builtin_plans() -> dict[str, WalkPlan]:
 
 @cache  # a session of queries reads each built-in plan once; plans are immutable
 def builtin_plan(name: str) -> WalkPlan:
-    return load_plan(BUILTIN_DIR / f"{name}.json")
+    return load_plan(os.path.join(BUILTIN_DIR, f"{name}.json"))
+
+
+def _stem(path: str) -> str:
+    """A plan file's name without its suffix: the plan's name when the file gives none."""
+    return os.path.splitext(os.path.basename(path))[0]
 
 
 def resolve_plan(name_or_file: str) -> WalkPlan:
     """A built-in plan by name, or a plan file (YAML, JSON or XML) by path."""
-    path = Path(name_or_file)
-    if path.suffix.lower() in PLAN_SUFFIXES:
-        return load_plan(path)
+    if os.path.splitext(name_or_file)[1].lower() in PLAN_SUFFIXES:
+        return load_plan(name_or_file)
     names = builtin_names()
     if name_or_file in names:
         return builtin_plan(name_or_file)
     raise PlanError(f"no walkplan {name_or_file!r}: built-in plans are {', '.join(names)}, or give a .yaml/.xml file")
 
 
-def load_plan(path: Path) -> WalkPlan:
+def load_plan(path: str | os.PathLike[str]) -> WalkPlan:
+    path = os.fspath(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except OSError as error:
         raise PlanError(f"{path}: cannot read: {error.strerror}") from None
-    suffix = path.suffix.lower()
+    suffix = os.path.splitext(path)[1].lower()
     if suffix == ".xml":
         return _from_xml(text, str(path))
     if suffix == ".json":
@@ -139,7 +145,7 @@ def _from_json(text: str, origin: str) -> WalkPlan:
         raise PlanError(f"{origin}:{error.lineno}: not valid JSON: {error.msg}") from None
     try:
         rules = tuple(_json_rule(raw, origin) for raw in data["edges"])
-        return WalkPlan(str(data.get("name", Path(origin).stem)), str(data.get("description", "")), rules, origin)
+        return WalkPlan(str(data.get("name", _stem(origin))), str(data.get("description", "")), rules, origin)
     except (PlanError, TypeError, KeyError, AttributeError):
         return _from_yaml(text, origin)  # JSON is YAML, whose nodes carry the line numbers for the error
 
@@ -172,7 +178,7 @@ def _from_yaml(text: str, origin: str) -> WalkPlan:
         raise PlanError(f"{origin}:{_line(edges[1] if edges else root)}: expected `edges:`, a list of rules")
     rules = tuple(_rule(_mapping(item, origin), origin, _line(item)) for item in edges[1].value)
     return WalkPlan(
-        name=_scalar(top, "name", origin, default=Path(origin).stem),
+        name=_scalar(top, "name", origin, default=_stem(origin)),
         description=_scalar(top, "description", origin, default=""),
         rules=rules,
         origin=origin,
@@ -234,7 +240,7 @@ def _from_xml(text: str, origin: str) -> WalkPlan:
         if child[0] != "useEdge":
             raise PlanError(f"{origin}:{child[2]}: unexpected <{child[0]}>; expected <useEdge>")
         rules.append(_xml_rule(child, origin))
-    return WalkPlan(attributes.get("name", Path(origin).stem), attributes.get("description", ""), tuple(rules), origin)
+    return WalkPlan(attributes.get("name", _stem(origin)), attributes.get("description", ""), tuple(rules), origin)
 
 
 def _xml_tree(text: str, origin: str) -> tuple[str, dict[str, str], int, list]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -93,7 +94,8 @@ def run_walkplans(name: str | None) -> int:
     if name not in names:
         print(f"error: no built-in walkplan {name!r}; built-in plans are {', '.join(names)}", file=sys.stderr)
         return 1
-    sys.stdout.write((BUILTIN_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    with open(os.path.join(BUILTIN_DIR, f"{name}.json"), encoding="utf-8") as plan_file:
+        sys.stdout.write(plan_file.read())
     return 0
 
 
