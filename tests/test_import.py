@@ -115,3 +115,41 @@ def test_unknown_extension_and_missing_header_are_usage_errors(runner, tmp_path)
     (tmp_path / "e.csv").write_text("from,to\na,b\n")
     outcome = runner.invoke(cli, ["import", "e.csv"])
     assert outcome.exit_code == 2 and "header row" in outcome.output
+
+
+def test_a_flow_edge_is_one_data_hop_for_depth_and_for_its_limit(runner, tmp_path) -> None:
+    (tmp_path / "chain.csv").write_text("source,target\nstg.a,ods.b\nods.b,dwh.c\ndwh.c,mart.d\n")
+    assert runner.invoke(cli, ["import", "chain.csv"]).exit_code == 0
+    store = open_store(".lineage/graph.lin")
+    depths = {n.name: n.depth for n in lineage(store, "stg.a", "down").nodes}
+    assert depths == {"stg.a": 0, "ods.b": 1, "dwh.c": 2, "mart.d": 3}
+    near = lineage(store, "stg.a", "down", depth=1)
+    assert {n.name for n in near.nodes} == {"stg.a", "ods.b"}
+    assert {(e.source, e.target) for e in near.edges} == {("stg.a", "ods.b")}
+    shown = lineage(store, "mart.d", "up", depth=2, show_transformations=True)
+    assert {n.name: n.depth for n in shown.nodes} == {"mart.d": 0, "dwh.c": 1, "ods.b": 2}
+
+
+def test_hops_through_statements_and_flow_edges_count_alike(runner, tmp_path) -> None:
+    assert runner.invoke(cli, ["harvest", str(WAREHOUSE), "-q"]).exit_code == 0
+    (tmp_path / "feed.csv").write_text("source,target\nrpt.v_sales_weekly,export.feed\nexport.feed,partner.feed\n")
+    assert runner.invoke(cli, ["import", "feed.csv"]).exit_code == 0
+    store = open_store(".lineage/graph.lin")
+    up = {n.name: n.depth for n in lineage(store, "partner.feed", "up").nodes}
+    assert (up["export.feed"], up["rpt.v_sales_weekly"], up["rpt.v_sales_daily"], up["mart.sales_daily"]) == (
+        1,
+        2,
+        3,
+        4,
+    )
+    near = lineage(store, "partner.feed", "up", depth=2)
+    assert {n.name for n in near.nodes} == {"partner.feed", "export.feed", "rpt.v_sales_weekly"}
+    assert all(e.target in {"partner.feed", "export.feed"} for e in near.edges)
+    down = {n.name: n.depth for n in lineage(store, "rpt.v_sales_daily", "down").nodes}
+    assert (down["rpt.v_sales_weekly"], down["export.feed"], down["partner.feed"]) == (1, 2, 3)
+    shown = lineage(store, "rpt.v_sales_daily", "down", depth=2, show_transformations=True)
+    assert {n.name for n in shown.nodes if n.kind != "transformation"} == {
+        "rpt.v_sales_daily",
+        "rpt.v_sales_weekly",
+        "export.feed",
+    }

@@ -21,7 +21,7 @@ from lineage_cli.store.arrays import GraphArrays
 from lineage_cli.store.layout import pack_attributes
 from lineage_cli.store.reader import Store, longest_literal, open_store
 from lineage_cli.store.writer import write_store
-from lineage_cli.walk import shape, traverse
+from lineage_cli.walk import planned, shape, traverse
 from lineage_cli.walk.query import TABLE_FLOW
 from lineage_cli.walk.result import ROLES, LineageResult, ResultEdge, ResultNode
 from lineage_cli.walk.traverse import Walk, bfs
@@ -206,3 +206,50 @@ def _like_to_regex(pattern: str) -> str:
 def test_longest_literal_resolves_escapes() -> None:
     assert longest_literal("%.v\\_orders") == ".v_orders"
     assert longest_literal("%") == ""
+
+
+def half_hop_distances(kinds, edges, start: int, direction: str) -> dict[int, int]:
+    """The oracle: fewest half hops from ``start`` (a statement edge is half a data hop, a flow edge a whole one)."""
+    import heapq
+
+    arcs: dict[int, list[tuple[int, int]]] = {}
+    for source, target, kind, _ in edges:
+        if kind in (EdgeType.READ, EdgeType.WRITE, EdgeType.FLOW):
+            origin, reached = (source, target) if direction == "down" else (target, source)
+            weight = 2 if kind == EdgeType.FLOW else 1
+            arcs.setdefault(origin % len(kinds), []).append((reached % len(kinds), weight))
+    distance, queue = {start: 0}, [(0, start)]
+    while queue:
+        at, node = heapq.heappop(queue)
+        if at > distance[node]:
+            continue
+        for reached, weight in arcs.get(node, ()):
+            if at + weight < distance.get(reached, at + weight + 1):
+                distance[reached] = at + weight
+                heapq.heappush(queue, (at + weight, reached))
+    return distance
+
+
+@SETTINGS
+@given(
+    kinds=st.lists(st.sampled_from([NodeKind.TABLE, NodeKind.TRANSFORMATION]), min_size=1, max_size=30),
+    edges=st.lists(EDGE, max_size=90),
+    start=st.integers(0, 10**6),
+    direction=st.sampled_from(["up", "down"]),
+    depth=st.sampled_from([None, 1, 2, 3]),
+)
+def test_table_walks_count_statement_and_flow_hops_alike_in_both_engines(
+    tmp_path_factory, monkeypatch, kinds, edges, start, direction, depth
+) -> None:
+    store = write_graph(tmp_path_factory.mktemp("g") / "g.lin", kinds, edges)
+    start %= len(kinds)
+    walks = []
+    for width in (10**12, 0):  # plain Python hops, then numpy hops
+        monkeypatch.setattr(traverse, "VECTORIZE_FROM_EDGES", width)
+        walks.append(planned._frontier_walk(store, [start], direction, planned.FastPlan(TABLE_FLOW, True), depth))
+    listed, vectorized = walks
+    assert listed == vectorized
+    distance = half_hop_distances(kinds, edges, start, direction)
+    within = {n for n, d in distance.items() if depth is None or d <= 2 * depth}
+    assert set(listed.nodes) == {n for n in within if kinds[n] != NodeKind.TRANSFORMATION}
+    assert all(hop == (distance[node] + 1) // 2 for node, hop in zip(listed.nodes, listed.hops, strict=True))

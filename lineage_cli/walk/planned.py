@@ -18,6 +18,7 @@ type and ``flow`` otherwise, without subtypes.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict, deque
 from collections.abc import Iterator
@@ -125,9 +126,87 @@ def _frontier_walk(store: Store, starts: list[int], direction: str, plan: FastPl
     through_statements = bool(plan.mask & STATEMENT_EDGES)
     max_hops = None if depth is None else depth * (2 if through_statements else 1)
     walk = bfs(store, starts, direction, plan.mask, max_hops)
+    if through_statements and plan.mask & ~STATEMENT_EDGES:
+        walk = _half_hops(walk, direction, max_hops)
     if plan.fold:
         return shape.fold(store, walk)
     return _data_hops(walk) if through_statements else walk
+
+
+def _half_hops(walk: Walk, direction: str, max_hops: int | None) -> Walk:
+    """``walk`` with hops counted in half data hops, cut at ``max_hops`` of them.
+
+    A walk through statements counts an edge into or out of a statement as half a data hop (two per
+    ``dataset -> statement -> dataset``), and any other edge (a direct ``flow`` from imported lineage) as a
+    whole one; ``bfs`` counted every edge as one hop, so where the walk crossed other edges its hops are
+    counted again here, and what lies past ``max_hops`` (which the walk reached early) is cut.
+    """
+    types = _types(walk)
+    if not types & ~STATEMENT_EDGES:
+        return walk  # statement edges only: the walk's hops are half hops already
+    if types & STATEMENT_EDGES:
+        half = _reweighed(walk, direction)
+    elif walk.vectorized:
+        nodes, hops, sources, targets, attributes = walk.columns()
+        half = Walk(nodes, hops * 2, sources, targets, attributes)
+    else:
+        half = Walk(walk.nodes, [2 * hop for hop in walk.hops], walk.sources, walk.targets, walk.attributes)
+    return half if max_hops is None else _cut(half, direction, max_hops)
+
+
+def _types(walk: Walk) -> int:
+    """The types of the walk's edges, as a mask."""
+    if walk.vectorized:
+        import numpy as np
+
+        values = np.unique(walk.columns()[4] & TYPE_MASK).tolist()
+    else:
+        values = {attributes & TYPE_MASK for attributes in set(walk.attributes)}
+    return sum(1 << value for value in values)
+
+
+def _reweighed(walk: Walk, direction: str) -> Walk:
+    """``walk`` with each node's hops the fewest half hops from a start along the walk's edges (Dial's
+    shortest paths: weights 1 and 2, so buckets by distance replace a heap)."""
+    origins, reached = (walk.sources, walk.targets) if direction == "down" else (walk.targets, walk.sources)
+    arcs: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for origin, node, attributes in zip(origins, reached, walk.attributes, strict=True):
+        arcs[origin].append((node, 1 if (1 << (attributes & TYPE_MASK)) & STATEMENT_EDGES else 2))
+    distance = {node: 0 for node, hop in zip(walk.nodes, walk.hops, strict=True) if hop == 0}
+    buckets: list[list[int]] = [list(distance)]
+    for level in itertools.count():
+        if level >= len(buckets):
+            break
+        for origin in buckets[level]:
+            if distance[origin] != level:
+                continue  # met again later at a greater distance: settled already
+            for node, weight in arcs.get(origin, ()):
+                if distance.get(node, level + weight + 1) > level + weight:
+                    distance[node] = level + weight
+                    buckets.extend([] for _ in range(level + weight + 1 - len(buckets)))
+                    buckets[level + weight].append(node)
+    hops = [distance[node] for node in walk.nodes]
+    return Walk(walk.nodes, hops, walk.sources, walk.targets, walk.attributes)
+
+
+def _cut(walk: Walk, direction: str, max_hops: int) -> Walk:
+    """The part of a walk (hops in half hops) within ``max_hops``: the nodes that far, and the edges a walk
+    stopping there crosses (each from a node it expanded, ending within the limit)."""
+    hop_of = dict(zip(walk.nodes, walk.hops, strict=True))
+    origins = walk.sources if direction == "down" else walk.targets
+    kept = [
+        index
+        for index, (origin, attributes) in enumerate(zip(origins, walk.attributes, strict=True))
+        if hop_of[origin] + (1 if (1 << (attributes & TYPE_MASK)) & STATEMENT_EDGES else 2) <= max_hops
+    ]
+    nodes = [(node, hop) for node, hop in zip(walk.nodes, walk.hops, strict=True) if hop <= max_hops]
+    return Walk(
+        nodes=[node for node, _ in nodes],
+        hops=[hop for _, hop in nodes],
+        sources=[walk.sources[i] for i in kept],
+        targets=[walk.targets[i] for i in kept],
+        attributes=[walk.attributes[i] for i in kept],
+    )
 
 
 def _data_hops(walk: Walk) -> Walk:
