@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -53,3 +54,16 @@ def test_readme_query_examples_print_what_the_readme_shows(tmp_path, monkeypatch
     outcome = runner.invoke(cli, arguments)
     assert outcome.exit_code == (1 if expected.startswith("error:") else 0)
     assert outcome.output.strip() == expected.strip()
+
+
+def test_readme_python_api_example_runs_and_answers_like_the_cli(tmp_path, monkeypatch) -> None:
+    code = README.split("## Python API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    shutil.copytree(WAREHOUSE, tmp_path / "fixtures" / "sql" / "warehouse")
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(cli, ["harvest", "fixtures/sql/warehouse", "-q"]).exit_code == 0
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    cli_json = CliRunner().invoke(cli, ["down", "stg.pos_sales", "--walkplan", "impact", "--format", "json"]).output
+    impact = namespace["impact"]
+    assert json.loads(cli_json) == impact.to_dict()  # type: ignore[attr-defined]
+    assert max(n.depth for n in namespace["result"].nodes) == 2  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from lineage_cli.walk.plan import WalkPlan
     from lineage_cli.walk.result import LineageResult
 
 # Below this size the body checksum is verified on open; above it, `lineage stats --verify` does it,
@@ -236,15 +237,39 @@ class Store:
         return [node for node in found if mapped.find(literal, at + offsets[node], at + offsets[node + 1]) >= 0]
 
     # -- queries -------------------------------------------------------------------------------------
-    def up(self, name_or_pattern: str, depth: int | None = None, **options: Any) -> LineageResult:
+    def up(
+        self,
+        name_or_pattern: str,
+        depth: int | None = None,
+        walkplan: WalkPlan | str | None = None,
+        *,
+        args: Iterable[str] = (),
+        show_transformations: bool = False,
+        predicates: bool = False,
+    ) -> LineageResult:
+        """Everything upstream of the named nodes (a name, a name without its schema, or a LIKE pattern):
+        what ``lineage up`` prints.  ``walkplan`` is a built-in plan's name, a plan file or a ``WalkPlan``;
+        ``args`` turns on its rules marked ``when_arg``."""
         from lineage_cli.walk.query import lineage
 
-        return lineage(self, name_or_pattern, "up", depth=depth, **options)
+        shown = (show_transformations, predicates)
+        return lineage(self, name_or_pattern, "up", depth, *shown, walkplan, frozenset(args))
 
-    def down(self, name_or_pattern: str, depth: int | None = None, **options: Any) -> LineageResult:
+    def down(
+        self,
+        name_or_pattern: str,
+        depth: int | None = None,
+        walkplan: WalkPlan | str | None = None,
+        *,
+        args: Iterable[str] = (),
+        show_transformations: bool = False,
+        predicates: bool = False,
+    ) -> LineageResult:
+        """Everything downstream of the named nodes: what ``lineage down`` prints (options as for ``up``)."""
         from lineage_cli.walk.query import lineage
 
-        return lineage(self, name_or_pattern, "down", depth=depth, **options)
+        shown = (show_transformations, predicates)
+        return lineage(self, name_or_pattern, "down", depth, *shown, walkplan, frozenset(args))
 
 
 def like_regex(pattern: str) -> re.Pattern[str]:
