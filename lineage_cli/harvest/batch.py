@@ -10,30 +10,29 @@ in phases whose results do not depend on the number of workers:
 2. units that left columns unresolved are analysed again once the outputs of every
    CTAS / view of the harvest are known.
 
-Each phase's result for a unit is cached under a key of everything it depends on (its text,
-its options -- variables, defaults, dialect --, the schema it saw, the tool version), so
-re-harvesting an unchanged warehouse reads pickles instead of parsing, and changing one file
-re-parses that file.  The graph is then assembled in unit order, in this process: statements,
-then what the manifest says about each step (``flows.py``), dbt's datasets, DEFAULT links.
+Each phase's result for a unit is cached (``cache.py``) under a key of everything it depends on
+(its text, its options -- variables, defaults, dialect --, the schema it saw, the tool version),
+so changing one file re-parses that file.  The graph is then assembled in unit order, in this
+process: statements, then what the manifest says about each step (``flows.py``), dbt's datasets,
+DEFAULT links.  When no input changed at all, the last harvest is recalled whole instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lineage_cli.harvest.columns import ColumnEdge
+from lineage_cli.harvest.cache import FileCache, HarvestMemo
 from lineage_cli.harvest.dbt import DbtProject
 from lineage_cli.harvest.flows import apply_step
 from lineage_cli.harvest.harvester import (
+    ColumnTuple,
     Harvest,
     add_dataset,
     add_script,
@@ -45,7 +44,7 @@ from lineage_cli.harvest.manifest import Manifest
 from lineage_cli.harvest.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.split import parse_script
-from lineage_cli.harvest.statements import Context
+from lineage_cli.harvest.statements import Context, StatementLineage
 from lineage_cli.harvest.templates import render
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
@@ -72,7 +71,7 @@ class StatementRecord:
     line: int
     type: str
     writes: list[WriteRecord]
-    columns: list[ColumnEdge] = field(default_factory=list)
+    columns: list[ColumnTuple] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -105,44 +104,6 @@ def _set_phase_catalog(catalog: SchemaCatalog | None) -> None:
     _PHASE_CATALOG = catalog
 
 
-class FileCache:
-    """Pickled per-file results in a directory, written atomically, pruned to what a run used."""
-
-    def __init__(self, directory: Path | None) -> None:
-        self.directory = directory
-        self.used: set[str] = set()
-        self.hits = 0
-
-    def get(self, key: str, count: bool = True) -> object | None:
-        """The cached value, or None; ``count`` says whether a hit counts as a file served from cache."""
-        self.used.add(key)
-        if self.directory is None:
-            return None
-        try:
-            value = pickle.loads((self.directory / key).read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-            return None
-        self.hits += count
-        return value
-
-    def put(self, key: str, value: object) -> None:
-        if self.directory is None:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp.")
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, self.directory / key)
-
-    def prune(self) -> None:
-        """Drop entries this run did not use: they belong to files or schemas that are gone."""
-        if self.directory is None or not self.directory.is_dir():
-            return
-        for entry in self.directory.iterdir():
-            if entry.name not in self.used:
-                entry.unlink(missing_ok=True)
-
-
 def harvest(
     paths: Iterable[str | os.PathLike[str]] = (),
     dialect: str | None = None,
@@ -171,10 +132,28 @@ def harvest_plan(
     cache_dir: Path | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
 ) -> Harvest:
-    """Analyse a plan's units and assemble the graph, in unit order whatever the number of ``jobs``."""
+    """Analyse a plan's units and assemble the graph, in unit order whatever the number of ``jobs``.
+
+    With a ``cache_dir``, a harvest whose inputs are all unchanged is recalled whole (``cache.py``): no
+    unit is analysed then, so ``on_file`` is not called.
+    """
     started = time.perf_counter()
     cache = FileCache(cache_dir)
-    outcomes = harvest_units(plan.units, plan.schema, jobs, cache, on_file)
+    digests = [_digest(unit) for unit in plan.units]
+    memo = HarvestMemo(cache, plan, digests)
+    result = memo.recall()
+    if result is None:
+        result = _assemble(plan, harvest_units(plan.units, digests, plan.schema, jobs, cache, on_file))
+        result.cache_hits = cache.hits
+        memo.remember(result)
+    cache.prune()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _assemble(plan: Plan, outcomes: list[FileOutcome]) -> Harvest:
+    """The graph of a plan's analysed units: statements, then what the manifest says about each step,
+    declared lineage, dbt's datasets, DEFAULT links."""
     result = Harvest(issues=list(plan.issues))
     for unit, outcome in zip(plan.units, outcomes, strict=True):
         made = add_script(result, outcome.statements, outcome.issues, outcome.file, outcome.lineage)
@@ -186,30 +165,25 @@ def harvest_plan(
     for name in plan.datasets:
         add_dataset(result.graph, name)
     link_defaults(result.graph, result.defaults)
-    cache.prune()
-    result.cache_hits = cache.hits
-    result.seconds = time.perf_counter() - started
     return result
 
 
 def harvest_units(
     units: list[Unit],
+    digests: list[str],
     explicit: SchemaCatalog | None = None,
     jobs: int = 1,
     cache: FileCache | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
 ) -> list[FileOutcome]:
-    """Analyse ``units``; outcomes come back in the order of ``units``."""
+    """Analyse ``units`` (``digests``: their contents' ``_digest``); outcomes come back in the order of ``units``."""
     cache = cache or FileCache(None)
-    scans = [_scan(unit) for unit in units]
     pool = _Pool(jobs, cache)
     base = explicit or SchemaCatalog()
     columns = any(unit.options.columns for unit in units)
-    ddl_tasks = [_Task(unit, ddl_only=True) for unit, (_, ddl) in zip(units, scans, strict=True) if ddl]
-    ddl_digests = [digest for digest, ddl in scans if ddl]
-    ddl = pool.run("ddl", ddl_tasks, ddl_digests, None)
+    declaring = [i for i, unit in enumerate(units) if _declares_tables(unit)]
+    ddl = pool.run("ddl", [_Task(units[i], ddl_only=True) for i in declaring], [digests[i] for i in declaring], None)
     catalog = _with_learned(base, (o.learned for o in ddl if o.learned is not None)) if columns else None
-    digests = [digest for digest, _ in scans]
     outcomes = pool.run("p1", [_Task(unit) for unit in units], digests, catalog, on_file)
     if catalog is None:
         return outcomes
@@ -272,16 +246,27 @@ def _key(phase: str, task: _Task, content: str, schema: str) -> str:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def _scan(unit: Unit) -> tuple[str, bool]:
-    """The unit's content digest (the cache key) and whether it may declare tables, from one read."""
+def _digest(unit: Unit) -> str:
+    """The digest of the unit's content: its part of the cache keys."""
+    data = _content(unit)
+    return hashlib.sha256(data).hexdigest() if data is not None else "unreadable"
+
+
+def _declares_tables(unit: Unit) -> bool:
+    """Whether the unit may hold DDL, by a look at its bytes (read again: only a harvest that analyses asks)."""
+    data = _content(unit)
+    return data is not None and _DDL_HINT.search(data) is not None
+
+
+def _content(unit: Unit) -> bytes | None:
+    """The unit's bytes, None when its file cannot be read (its analysis reports why)."""
     if unit.text is not None:
-        data = unit.text.encode()
-    else:
-        try:
-            data = Path(str(unit.path)).read_bytes()
-        except OSError:
-            return "unreadable", False
-    return hashlib.sha256(data).hexdigest(), _DDL_HINT.search(data) is not None
+        return unit.text.encode()
+    try:
+        with open(str(unit.path), "rb") as file:
+            return file.read()
+    except OSError:
+        return None
 
 
 def analyze_file(task: _Task) -> FileOutcome:
@@ -319,13 +304,17 @@ def _analyze_unit(task: _Task) -> FileOutcome:
         relations=dict(options.relations),
     )
     outcome.statements, outcome.issues, outcome.defaults = script.statements, script.issues, script.defaults
-    outcome.lineage = [
-        StatementRecord(s.line, s.type, [WriteRecord(w.target, w.sources, w.is_view) for w in s.writes], s.columns)
-        for s in script.lineage
-    ]
+    outcome.lineage = [_record(statement) for statement in script.lineage]
     if catalog is not None and before is not None:
         outcome.learned = catalog.learned_since(before)
     return outcome
+
+
+def _record(statement: StatementLineage) -> StatementRecord:
+    """A statement's lineage as the cache keeps it, column edges as plain tuples: quicker to unpickle."""
+    writes = [WriteRecord(w.target, w.sources, w.is_view) for w in statement.writes]
+    columns = [(e.source, e.target, e.kind, e.subtype) for e in statement.columns]
+    return StatementRecord(statement.line, statement.type, writes, columns)
 
 
 def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:

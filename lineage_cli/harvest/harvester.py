@@ -11,12 +11,13 @@ many files.
 from __future__ import annotations
 
 import os
+import pickle
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sqlglot import exp
 
@@ -29,8 +30,12 @@ from lineage_cli.harvest.templates import Rendered, render
 from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance, Subtype
 from lineage_cli.profiles import load_profile
 
+if TYPE_CHECKING:
+    from lineage_cli.store.arrays import GraphArrays
+
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 _UNRESOLVED_COLUMN = re.compile(r"^cannot resolve column (\S+?)(?:: ambiguous)?$")
+_SUBTYPE_BITS = {subtype.name: subtype.bit for subtype in Subtype}  # a column edge names its subtype
 
 
 class WriteLike(Protocol):
@@ -39,20 +44,27 @@ class WriteLike(Protocol):
     is_view: bool
 
 
+# A ColumnEdge's fields: source, target, kind, subtype.  Cached records keep plain tuples, quicker to unpickle.
+ColumnTuple = tuple[str, str, str, str]
+
+
 class StatementLike(Protocol):
     """A statement's lineage, with or without its syntax tree (``StatementLineage`` or a cached record)."""
 
     line: int
     type: str
-    columns: list[ColumnEdge]
+
+    @property
+    def columns(self) -> Sequence[ColumnTuple]: ...
 
     @property
     def writes(self) -> Sequence[WriteLike]: ...
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # its graph may still be pickled: fields do not say whether two harvests agree
 class Harvest:
-    graph: Graph = field(default_factory=Graph)
+    """What a harvest found: the graph, counts and issues."""
+
     files: int = 0
     statements: int = 0  # every statement parsed, lineage or not
     lineage_statements: int = 0
@@ -62,24 +74,53 @@ class Harvest:
     statement_types: Counter[str] = field(default_factory=Counter)
     defaults: dict[str, str] = field(default_factory=dict)  # parameterized dataset -> the real one it defaults to
     modules: dict[str, dict[str, object]] = field(default_factory=dict)  # module node -> manifest facts (rows, ...)
+    # The finished graph as the store's arrays, when a harvest with a cache made them for its memo (``cache.py``):
+    # the writer takes them as they are.
+    arrays: GraphArrays | None = None
+    # A recalled harvest's graph, pickled: unpickled only by a caller that asks for ``graph``.
+    pickled_graph: bytes | None = field(default=None, repr=False)
+    _graph: Graph | None = field(default=None, init=False, repr=False)
+
+    @property
+    def graph(self) -> Graph:
+        if self._graph is None:
+            self._graph = pickle.loads(self.pickled_graph) if self.pickled_graph is not None else Graph()
+            self.pickled_graph = None
+        return self._graph
 
     @property
     def errors(self) -> list[Issue]:
         return [i for i in self.issues if i.level == "error"]
 
 
-def sql_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+def sql_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Every ``*.sql`` file under ``paths`` (files given by name are taken whatever their suffix)."""
-    found: list[Path] = []
+    found: list[str] = []
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.sql") if p.is_file()))
-        elif path.is_file():
+        path = str(Path(raw))  # "./sql/" as "sql", the spelling of the paths below it
+        if os.path.isdir(path):
+            found.extend(_sql_under(path))
+        elif os.path.isfile(path):
             found.append(path)
         else:
             raise FileNotFoundError(f"{path}: no such file or directory")
     return list(dict.fromkeys(found))
+
+
+def _sql_under(directory: str) -> Iterator[str]:
+    """The ``*.sql`` files below ``directory`` in the order of their path parts, as sorted ``Path.rglob`` finds
+    them (symlinked directories are not entered), at a tenth of its cost: no ``Path`` per file."""
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=lambda entry: os.path.normcase(entry.name))
+    except PermissionError:
+        return
+    for entry in entries:
+        path = entry.name if directory == os.curdir else entry.path  # "x.sql" in ".", as Path(".") / "x.sql"
+        if entry.is_dir(follow_symlinks=False):
+            yield from _sql_under(path)
+        elif os.path.normcase(entry.name).endswith(".sql") and entry.is_file():
+            yield path
 
 
 def harvest_text(
@@ -265,9 +306,7 @@ def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) ->
         for source in write.sources:
             add_dataset(graph, source)
             graph.add_edge(source, transformation, EdgeType.READ)
-        for edge in lineage.columns:
-            if _table_of(edge.target) == write.target or edge.target == write.target:
-                _add_column_edge(graph, edge, transformation)
+        _add_column_edges(graph, lineage.columns, write.target, transformation)
     return made
 
 
@@ -303,14 +342,23 @@ def link_defaults(graph: Graph, defaults: Mapping[str, str]) -> None:
             graph.add_edge(column, _column_node(graph, f"{real}.{column[len(table) + 1 :]}"), EdgeType.DEFAULT)
 
 
-def _add_column_edge(graph: Graph, edge: ColumnEdge, transformation: str) -> None:
-    source = _column_node(graph, edge.source)
-    if edge.kind == "projection":
-        target = _column_node(graph, edge.target)
-        graph.add_edge(source, target, EdgeType.PROJECTION, Subtype[edge.subtype].bit, transformation)
-        graph.add_edge(transformation, target, EdgeType.COLUMN_WRITE, 0, transformation)
-    else:
-        graph.add_edge(source, edge.target, EdgeType.PREDICATE, Subtype[edge.subtype].bit, transformation)
+def _add_column_edges(graph: Graph, edges: Iterable[ColumnTuple], table: str, transformation: str) -> None:
+    """The column edges into ``table`` (into its columns, or into the table for a predicate), each marked with the
+    ``transformation``.  A harvest's hottest loop: column nodes are mostly known already, so the test for that is
+    inlined, and subtypes' bits are looked up in a dict."""
+    kinds, add_edge = graph.kinds, graph.add_edge
+    for source, target, kind, subtype in edges:
+        if target != table and _table_of(target) != table:
+            continue
+        if kinds.get(source) is not NodeKind.COLUMN:
+            _column_node(graph, source)
+        if kind == "projection":
+            if kinds.get(target) is not NodeKind.COLUMN:
+                _column_node(graph, target)
+            add_edge(source, target, EdgeType.PROJECTION, _SUBTYPE_BITS[subtype], transformation)
+            add_edge(transformation, target, EdgeType.COLUMN_WRITE, 0, transformation)
+        else:
+            add_edge(source, target, EdgeType.PREDICATE, _SUBTYPE_BITS[subtype], transformation)
 
 
 def _column_node(graph: Graph, name: str) -> str:
@@ -350,8 +398,15 @@ def file_dialect(sql: str) -> str | None:
     return match.group(1).lower() if match else None
 
 
-def display_path(path: Path) -> str:
-    """Paths are shown relative to the working directory when they are under it."""
-    absolute = os.path.abspath(path)
-    relative = os.path.relpath(absolute, os.getcwd())
-    return Path(absolute if relative.startswith("..") else relative).as_posix()
+def display_path(path: str | os.PathLike[str]) -> str:
+    """Paths are shown relative to the working directory when they are under it.
+
+    String work, not ``relpath``: a plan shows every file of a warehouse, and ``relpath`` costs ten times more.
+    """
+    absolute, here = os.path.abspath(path), os.getcwd()
+    inside = os.path.join(here, "")
+    if absolute.startswith(inside):
+        absolute = absolute[len(inside) :]
+    elif absolute == here:
+        absolute = "."
+    return absolute.replace(os.sep, "/")

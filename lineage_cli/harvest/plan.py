@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from lineage_cli import __version__
 from lineage_cli.harvest.dbt import DbtProject
@@ -88,17 +87,17 @@ def plan_harvest(
 ) -> Plan:
     """The units of a harvest: the manifest's entries, then PATH files it does not list, then dbt models."""
     plan = Plan(schema=_with_catalog(schema, dbt.catalog if dbt else None))
-    seen: dict[Path, int] = {}
+    seen: dict[str, int] = {}  # absolute path -> the manifest line that harvests it (0: none)
     if manifest is not None:
         plan.issues.extend(manifest.issues)
         for entry in manifest.entries:
             _plan_entry(plan, entry, manifest, options, seen)
         options = _with_layers(options, manifest.dialect, manifest.variables, manifest.defaults)
     for path in sql_files(paths):
-        key = Path(os.path.abspath(path))  # abspath, not resolve(): realpath costs a syscall per path part
+        key = os.path.abspath(path)  # abspath, not resolve(): realpath costs a syscall per path part
         if key not in seen:
             seen[key] = 0
-            plan.units.append(Unit(display_path(path), options, path=str(path)))
+            plan.units.append(Unit(display_path(path), options, path=path))
     if dbt is not None:
         _plan_dbt(plan, dbt, options)
     return plan
@@ -116,7 +115,7 @@ def _with_layers(
     )
 
 
-def _plan_entry(plan: Plan, entry: Entry, manifest: Manifest, cli: HarvestOptions, seen: dict[Path, int]) -> None:
+def _plan_entry(plan: Plan, entry: Entry, manifest: Manifest, cli: HarvestOptions, seen: dict[str, int]) -> None:
     where = Provenance(manifest.display, entry.line)
     options = _with_layers(
         cli,
@@ -145,7 +144,7 @@ def _plan_entry(plan: Plan, entry: Entry, manifest: Manifest, cli: HarvestOption
         ),
     )
     if entry.sql_file is not None:
-        key = Path(os.path.abspath(entry.sql_file))
+        key = os.path.abspath(entry.sql_file)
         if key in seen:
             message = f"manifest entry: sql_file {display_path(entry.sql_file)} is also the entry at line {seen[key]}"
             plan.issues.append(

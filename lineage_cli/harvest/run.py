@@ -22,7 +22,7 @@ from lineage_cli.harvest.plan import HarvestOptions, Plan, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
 from lineage_cli.harvest.templates import read_vars_file
 from lineage_cli.profiles import ProfileError, load_profile
-from lineage_cli.store.writer import write_store
+from lineage_cli.store.writer import WrittenStore, write_store
 
 
 def load_variables(pairs: tuple[str, ...], files: tuple[str, ...]) -> dict[str, str]:
@@ -103,8 +103,8 @@ def run_harvest(
     }
     if result.modules:
         meta["modules"] = result.modules
-    written = write_store(result.graph, store, meta)
-    _summary(result, written.path, written.bytes)
+    written = write_store(result.arrays if result.arrays is not None else result.graph, store, meta)
+    _summary(result, written)
     return 1 if strict and result.errors else 0
 
 
@@ -131,7 +131,7 @@ def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
         return harvest_plan(plan, on_file=advance, **settings)
 
 
-def _summary(result: Harvest, path: Path, size: int) -> None:
+def _summary(result: Harvest, written: WrittenStore) -> None:
     rate = result.statements / result.seconds if result.seconds else 0.0
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(result.statement_types.items()))
     cached = f", {result.cache_hits} of {result.files} files from cache" if result.cache_hits else ""
@@ -140,10 +140,9 @@ def _summary(result: Harvest, path: Path, size: int) -> None:
         f"({result.lineage_statements} with lineage{': ' + kinds if kinds else ''}) "
         f"in {result.seconds:.2f}s ({rate:.0f} statements/s{cached})"
     )
-    graph = result.graph
     warnings = len(result.issues) - len(result.errors)
     print(
-        f"{len(graph.kinds)} nodes, {len(graph.edges)} edges, {len(result.errors)} errors, {warnings} warnings"
-        f" -> {path} ({size} bytes)"
+        f"{written.nodes} nodes, {written.edges} edges, {len(result.errors)} errors, {warnings} warnings"
+        f" -> {written.path} ({written.bytes} bytes)"
     )
     sys.stdout.flush()
