@@ -8,7 +8,7 @@ plain Python so that a cold query that never needed numpy does not import it her
 from __future__ import annotations
 
 from collections import defaultdict
-from operator import itemgetter, lt
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from lineage_cli.model import EdgeType, NodeKind, Subtype, subtypes_from_flags
@@ -53,6 +53,7 @@ def _fold_lists(store: Store, walk: Walk) -> Walk:
             sources=[key >> 32 for key in keys],
             targets=[key & LOW_32 for key in keys],
             attributes=[FLOW] * len(keys),
+            ordered=True,
         )
     inputs: dict[int, set[int]] = defaultdict(set)
     outputs: dict[int, set[int]] = defaultdict(set)
@@ -83,6 +84,7 @@ def _fold_lists(store: Store, walk: Walk) -> Walk:
         targets=[key & LOW_32 for key in keys],
         # parsed lineage wins: a pair only declared steps give stays declared
         attributes=[DECLARED_FLOW if key in declared and key not in direct else FLOW for key in keys],
+        ordered=True,
     )
 
 
@@ -131,6 +133,7 @@ def _fold_arrays(store: Store, walk: Walk) -> Walk:
         sources=(keys >> 32).astype(np.int64),
         targets=(keys & LOW_32).astype(np.int64),
         attributes=np.where(np.isin(keys, declared), DECLARED_FLOW, FLOW).astype(np.uint16),
+        ordered=True,
     )
 
 
@@ -210,14 +213,12 @@ def _columns_of_lists(store: Store, walk: Walk) -> ResultColumns:
 def _sorted_edges(walk: Walk) -> tuple[list[int], list[int], list[int]]:
     """Sources, targets and details (type label rank << 16 | flags) of the distinct edges in answer order.
 
-    A folded walk's edges are already in that order, all of one detail: checked, then taken as they are.
+    A folded walk's edges are already in that order, most often all of one detail: taken as they are.
     """
     details = {a: _detail(a) for a in set(walk.attributes)}
     sources, targets = walk.sources, walk.targets
-    if len(details) == 1:
-        keys = [source << 32 | target for source, target in zip(sources, targets, strict=True)]
-        if all(map(lt, keys, keys[1:])):
-            return sources, targets, [next(iter(details.values()))] * len(keys)
+    if len(details) == 1 and walk.ordered:
+        return sources, targets, [next(iter(details.values()))] * len(sources)
     edges = sorted({(s, t, details[a]) for s, t, a in _edge_rows(walk)})
     return [s for s, _, _ in edges], [t for _, t, _ in edges], [d for _, _, d in edges]
 

@@ -94,7 +94,7 @@ class Walk:
     first access, and ``columns()`` hands the arrays over without making a Python int per item.
     """
 
-    __slots__ = ("_nodes", "_hops", "_sources", "_targets", "_attributes")
+    __slots__ = ("_nodes", "_hops", "_sources", "_targets", "_attributes", "ordered")
     nodes = _Field()
     hops = _Field()
     sources = _Field()
@@ -108,12 +108,14 @@ class Walk:
         sources: Any = None,  # noqa: ANN401
         targets: Any = None,  # noqa: ANN401
         attributes: Any = None,  # noqa: ANN401
+        ordered: bool = False,
     ) -> None:
         self._nodes = [] if nodes is None else nodes
         self._hops = [] if hops is None else hops
         self._sources = [] if sources is None else sources
         self._targets = [] if targets is None else targets
         self._attributes = [] if attributes is None else attributes
+        self.ordered = ordered  # edges distinct and sorted by (source, target), as folding leaves them
 
     @property
     def vectorized(self) -> bool:
