@@ -13,7 +13,7 @@ import zlib
 from lineage_cli.model import EdgeType
 
 MAGIC = b"LINEAGE\x00"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 ALIGNMENT = 8
 
 # magic, version, header size, node count, edge count, section count, body crc32, file size

@@ -25,6 +25,7 @@ import numpy as np
 from lineage_cli.model import Graph
 from lineage_cli.store.arrays import GraphArrays, from_graph
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, Section, align, header_size, pack_header, slice_rank
+from lineage_cli.store.roles import role_codes
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ def _build_sections(graph: GraphArrays, meta: dict[str, object]) -> dict[str, np
     file_offsets, file_blob = _string_table(graph.files)
     sections = {
         "node_kind": graph.kinds.astype("u1"),
+        "node_role": role_codes(graph.kinds, graph.sources, graph.targets, graph.attributes),
         "name_offsets": name_offsets,
         "names": name_blob,
         "node_container": graph.containers.astype("<i4"),

@@ -15,7 +15,9 @@ from typing import NamedTuple
 
 # A node's place in the whole lineage graph (data nodes only): nothing flows into a source, nothing out
 # of a terminal, neither into nor out of an isolated node.
-ROLES = ("source", "terminal", "isolated")
+from lineage_cli.store.roles import ROLES
+
+__all__ = ["ROLES", "LineageResult", "ResultColumns", "ResultEdge", "ResultNode"]
 
 
 # NamedTuples, not frozen dataclasses: as immutable, and a tenth of the class-creation cost (a frozen

@@ -1,0 +1,37 @@
+"""Every data node's role in the whole graph, computed once when the store is written.
+
+A *source* has no lineage edge (read, write, flow, projection, predicate) coming in anywhere, a
+*terminal* none going out, an *isolated* node neither.  Only datasets and columns have roles;
+containment, statement membership and parameter defaults are structure, not lineage, and do not count.
+A role is a fact about the whole store, not about an answer: the writer stores it as one byte per node
+(``node_role``), so an answer's roles cost a lookup per node instead of a scan of its edges.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lineage_cli.model import EdgeType, NodeKind
+from lineage_cli.store.layout import TYPE_MASK
+
+if TYPE_CHECKING:
+    import numpy as np
+
+ROLES = ("source", "terminal", "isolated")
+# The stored code of a node's role: 1 * (no lineage in) + 2 * (no lineage out) for data nodes, 0 otherwise.
+ROLE_BY_CODE = (None, *ROLES)
+LINEAGE_TYPES = (EdgeType.READ, EdgeType.WRITE, EdgeType.FLOW, EdgeType.PROJECTION, EdgeType.PREDICATE)
+LINEAGE_MASK = sum(t.bit for t in LINEAGE_TYPES)
+DATA_KINDS = tuple(int(k) for k in NodeKind if k.is_dataset or k is NodeKind.COLUMN)
+
+
+def role_codes(kinds: np.ndarray, sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray) -> np.ndarray:
+    """The ``node_role`` section: each node's role code (``ROLE_BY_CODE``), from the graph's edges."""
+    import numpy as np
+
+    lineage = ((LINEAGE_MASK >> (attributes & TYPE_MASK).astype(np.int64)) & 1).astype(np.bool_)
+    nodes = kinds.size
+    has_in = np.bincount(targets[lineage], minlength=nodes) > 0
+    has_out = np.bincount(sources[lineage], minlength=nodes) > 0
+    codes = (~has_in).astype(np.uint8) + 2 * (~has_out).astype(np.uint8)
+    return np.where(np.isin(kinds, DATA_KINDS), codes, 0).astype(np.uint8)
