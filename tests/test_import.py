@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
+from lineage_cli.harvest import edge_lists
+from lineage_cli.harvest.imports import import_file
+from lineage_cli.model import NodeKind
+from lineage_cli.store.arrays import sort_order
 from lineage_cli.store.reader import open_store
 from lineage_cli.walk.query import lineage
 from tests.conftest import WAREHOUSE
@@ -153,3 +158,73 @@ def test_hops_through_statements_and_flow_edges_count_alike(runner, tmp_path) ->
         "rpt.v_sales_weekly",
         "export.feed",
     }
+
+
+def graph_of(path, fmt: str = "csv"):
+    graph, issues, rows = import_file(path, fmt)
+    edges = sorted(
+        (graph.names[s], graph.names[t], int(a), int(m))
+        for s, t, a, m in zip(graph.sources, graph.targets, graph.attributes, graph.statements, strict=True)
+    )
+    nodes = [
+        (name, int(kind), int(container))
+        for name, kind, container in zip(graph.names, graph.kinds, graph.containers, strict=True)
+    ]
+    return nodes, edges, [(issue.line, issue.message) for issue in issues], rows
+
+
+def test_chunks_read_as_one_file_reads(tmp_path, monkeypatch) -> None:
+    """Small chunks: quoted line ends run over chunk ends, and quote-free, blank and ragged lines all take turns."""
+    rows = ["source,target,type,subtype"]
+    for i in range(60):
+        rows += [
+            f"s{i}.t.c,m{i}.t.c,projection,IDENTITY",
+            f"S{i}.T,m{i}.t,flow,",
+            f'"q{i}.t\r\n.c",m{i}.t.c,projection,',
+        ]
+        rows += ["", f"s{i}.t", f"s{i}.t.c,m{i}.t.c,projection,NOPE,extra", f"x{i}.a\r"]
+    path = tmp_path / "e.csv"
+    path.write_bytes("\n".join(rows).encode())
+    whole = graph_of(path)
+    monkeypatch.setattr(edge_lists, "CHUNK_CHARS", 64)
+    assert graph_of(path) == whole
+    nodes, edges, problems, count = whole
+    assert count == 60 * 6 and len(edges) > 60 * 3
+    # the quoted line end makes each block of rows 8 lines long; a row's line is the one it ends on
+    assert problems[:3] == [
+        (7, "source and target are required"),
+        (8, "unknown subtype 'NOPE'"),
+        (9, "source and target are required"),
+    ]
+    names = [name for name, _, _ in nodes]
+    assert ("q0.t\r\n.c", NodeKind.COLUMN, names.index("q0.t\r\n")) in nodes  # a quoted line end stays in the name
+
+
+@pytest.mark.parametrize(
+    ("rows", "kinds"),
+    [
+        # a column names its table first: the table stays a table when named as a column later, and has no table
+        ("a.b.c,z.z,projection\na.b,q.q,projection\n", {"a.b.c": "column", "a.b": "table", "a": None}),
+        # named as a column first, the name keeps its kind and its own table when a column of it comes later
+        ("a.b,q.q,projection\na.b.c,z.z,projection\n", {"a.b.c": "column", "a.b": "column", "a": "table"}),
+        # in one row too: the source's table comes before the target
+        ("a.b.c,a.b,projection\n", {"a.b.c": "column", "a.b": "table", "a": None}),
+        # a column made a table names no table of its own: a.b.c does not make a.b, named later, a table
+        (
+            "a.b.c.d,z,projection\na.b.c,z,projection\na.b,z,projection\n",
+            {"a.b.c": "table", "a.b": "column", "a": "table"},
+        ),
+    ],
+)
+def test_a_name_keeps_the_kind_it_was_first_named_with(tmp_path, rows, kinds) -> None:
+    (tmp_path / "e.csv").write_text("source,target,type\n" + rows)
+    nodes = {name: NodeKind(kind).label for name, kind, _ in graph_of(tmp_path / "e.csv")[0]}
+    assert {name: nodes.get(name) for name in kinds} == kinds
+
+
+@pytest.mark.parametrize("high", [50, 1 << 30])  # packed into one int64, or too wide for it
+def test_sort_order_sorts_as_lexsort(high) -> None:
+    rng = np.random.default_rng(7)
+    keys = tuple(rng.integers(0, bound, 5000) for bound in (3, 16, high, high))
+    order = sort_order(keys)
+    assert all(np.array_equal(key[order], key[np.lexsort(keys)]) for key in keys)

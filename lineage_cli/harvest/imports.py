@@ -1,17 +1,19 @@
 """Import lineage that was not harvested here: edge lists, Hive LineageLogger output, OpenLineage events.
 
-Everything lands in ``GraphArrays`` built row by row (millions of edges would not fit a
-dict-of-tuples graph comfortably), then merges with the existing store.  A bad row is
-reported with its line number and skipped; the rest is imported.  No sqlglot here.
+Everything lands in an ``ArraysBuilder`` (millions of edges would not fit a dict-of-tuples graph
+comfortably), whose ``GraphArrays`` then merge with the existing store.  The Hive and OpenLineage
+readers add nodes and edges one by one; edge lists (``edge_lists.py``) add a chunk of rows at once.
+A bad row is reported with its line number and skipped; the rest is imported.  No sqlglot here.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,15 +24,7 @@ from lineage_cli.store.arrays import GraphArrays, dedupe_edges
 from lineage_cli.store.layout import pack_attributes
 
 FORMATS = ("csv", "tsv", "jsonl", "hive", "openlineage")
-# edge type -> (source kind, target kind)
-EDGE_KINDS = {
-    EdgeType.FLOW: (NodeKind.TABLE, NodeKind.TABLE),
-    EdgeType.PROJECTION: (NodeKind.COLUMN, NodeKind.COLUMN),
-    EdgeType.PREDICATE: (NodeKind.COLUMN, NodeKind.TABLE),
-    EdgeType.CONTAINS: (NodeKind.TABLE, NodeKind.COLUMN),
-}
-TYPE_NAMES = {"flow": EdgeType.FLOW, "projection": EdgeType.PROJECTION, "predicate": EdgeType.PREDICATE,
-              "contains": EdgeType.CONTAINS}  # fmt: skip
+Problem = tuple[int, str]  # a skipped row: its line and what is wrong with it
 _AGGREGATE = re.compile(r"\b(sum|avg|min|max|collect_set|collect_list|percentile\w*|stddev\w*|variance)\s*\(", re.I)
 _COUNT = re.compile(r"\bcount\s*\(", re.I)
 
@@ -41,7 +35,11 @@ class ImportError_(ValueError):  # noqa: N801 - not the builtin ImportError
 
 @dataclass(slots=True)
 class ArraysBuilder:
-    """Accumulates named nodes and edges; ``build`` sorts names into ids."""
+    """Accumulates named nodes and edges; ``build`` sorts names into ids.
+
+    A node's kind is the one it was first named with, and a column first named with a dot in its name
+    gets its table (the part before the last dot, a TABLE unless named before) and a CONTAINS edge.
+    """
 
     ids: dict[str, int] = field(default_factory=dict)
     kinds: bytearray = field(default_factory=bytearray)
@@ -86,48 +84,135 @@ class ArraysBuilder:
         self.provenance[node] = (file, line)
         return node
 
+    def named_edges(
+        self,
+        sources: list[str],
+        source_kinds: np.ndarray,
+        targets: list[str],
+        target_kinds: np.ndarray,
+        attributes: np.ndarray,
+    ) -> None:
+        """``edge(node(source, kind), node(target, kind), ...)`` for many rows at once, to the same nodes and kinds."""
+        names: list[str] = [""] * (2 * len(sources))
+        names[0::2], names[1::2] = sources, targets  # the order ``node`` would meet them in: a row's source first
+        kinds = np.empty(len(names), dtype=np.uint8)
+        kinds[0::2], kinds[1::2] = source_kinds, target_kinds
+        nodes = self._intern(names, kinds)
+        self._append_edges(nodes[0::2], nodes[1::2], attributes)
+
+    def _intern(self, names: list[str], kinds: np.ndarray) -> np.ndarray:
+        """The node of each name, as ``node`` one name after the other would give (and make) them."""
+        start = len(self.kinds)
+        # One C-level pass: a new name is stored with its position (offset by _PENDING), so a position holding its
+        # own value is a first occurrence, and the new nodes are numbered in order of those.
+        nodes = np.fromiter(map(self.ids.setdefault, names, itertools.count(_PENDING)), np.int64, len(names))
+        firsts = np.flatnonzero(nodes == np.arange(_PENDING, _PENDING + len(names)))
+        node_at = np.empty(len(names), dtype=np.int64)
+        node_at[firsts] = np.arange(start, start + firsts.size)
+        pending = nodes >= _PENDING
+        nodes[pending] = node_at[nodes[pending] - _PENDING]
+        new_names = list(map(names.__getitem__, firsts.tolist()))
+        self.ids.update(zip(new_names, range(start, start + firsts.size), strict=True))
+        new_kinds = kinds[firsts]
+        columns, tables = _tables_of_new_columns(new_names, new_kinds)
+        self.kinds += new_kinds.tobytes()
+        if tables:  # the tables are TABLEs where new, so their own interning finds no columns
+            table_nodes = self._intern(tables, np.full(len(tables), NodeKind.TABLE, dtype=np.uint8))
+            column_nodes = columns + start
+            self.containers.update(zip(column_nodes.tolist(), table_nodes.tolist(), strict=True))
+            self._append_edges(table_nodes, column_nodes, np.full(len(tables), pack_attributes(EdgeType.CONTAINS, 0)))
+        return nodes
+
+    def _append_edges(self, sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray) -> None:
+        self.sources.frombytes(sources.astype(np.int32).tobytes())
+        self.targets.frombytes(targets.astype(np.int32).tobytes())
+        self.attributes.frombytes(attributes.astype(np.uint16).tobytes())
+        self.statements.frombytes(np.full(sources.size, -1, dtype=np.int32).tobytes())
+
     def build(self) -> GraphArrays:
-        names = sorted(self.ids, key=self.ids.__getitem__)  # insertion order = current ids
-        order = sorted(range(len(names)), key=names.__getitem__)
-        rank = np.empty(len(names), dtype=np.int64)
-        rank[order] = np.arange(len(names))
+        names = sorted(self.ids)  # code-point order: a node's store id is its rank
+        by_rank = np.fromiter(map(self.ids.__getitem__, names), np.int32, len(names))
+        rank = np.empty_like(by_rank)
+        rank[by_rank] = np.arange(by_rank.size, dtype=np.int32)
         count = len(names)
         containers = np.full(count, -1, dtype="<i4")
-        for child, parent in self.containers.items():
-            containers[rank[child]] = rank[parent]
+        children = np.fromiter(self.containers.keys(), np.int32, len(self.containers))
+        containers[rank[children]] = rank[np.fromiter(self.containers.values(), np.int32, children.size)]
         files = sorted({file for file, _ in self.provenance.values()})
         file_index = {file: i for i, file in enumerate(files)}
         node_file = np.full(count, -1, dtype="<i4")
         node_line = np.zeros(count, dtype="<i4")
         for node, (file, line) in self.provenance.items():
             node_file[rank[node]], node_line[rank[node]] = file_index[file], line
-        statements = np.frombuffer(self.statements, dtype=np.int32).astype(np.int64)
+        statements = np.frombuffer(self.statements, dtype=np.int32)
         edges = dedupe_edges(
             rank[np.frombuffer(self.sources, dtype=np.int32)],
             rank[np.frombuffer(self.targets, dtype=np.int32)],
             np.frombuffer(self.attributes, dtype=np.uint16),
             np.where(statements >= 0, rank[np.maximum(statements, 0)], -1),
         )
-        kinds = np.frombuffer(bytes(self.kinds), dtype="u1")[order]
-        return GraphArrays([names[i] for i in order], kinds, containers, node_file, node_line, files, *edges)
+        kinds = np.frombuffer(bytes(self.kinds), dtype="u1")[by_rank]
+        return GraphArrays(names, kinds, containers, node_file, node_line, files, *edges)
+
+
+_PENDING = 1 << 40  # above every node id: ``_intern``'s marker for a name met for the first time
+
+
+def _tables_of_new_columns(names: list[str], kinds: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The new columns ``node`` would give a table, meeting ``names`` one after the other: positions, table names.
+
+    ``names`` are new names in order of first occurrence, ``kinds`` the kinds they first occur with.  A name that a
+    column names as its table before the name's own first occurrence becomes a TABLE in ``kinds``, as in ``node``.
+    """
+    columns = np.flatnonzero(kinds == NodeKind.COLUMN)
+    column_names = list(map(names.__getitem__, columns.tolist()))
+    dotted = np.fromiter(map(str.__contains__, column_names, itertools.repeat(".")), bool, len(column_names))
+    columns = columns[dotted]
+    tables = [name.rpartition(".")[0] for name in itertools.compress(column_names, dotted.tolist())]
+    position = dict(zip(names, range(len(names)), strict=True))
+    table_at = np.fromiter(map(position.get, tables, itertools.repeat(-1)), np.int64, len(tables))
+    named_later = table_at > columns
+    # A column made a table names no table of its own, which may leave its own table a column: iterate until
+    # nothing changes (as many rounds as names have dots, at most).
+    keep = np.ones(columns.size, dtype=bool)
+    while True:
+        made_table = np.zeros(len(names), dtype=bool)
+        made_table[table_at[keep & named_later]] = True
+        kept = ~made_table[columns]
+        if (kept == keep).all():
+            break
+        keep = kept
+    kinds[table_at[keep & named_later]] = NodeKind.TABLE
+    return columns[keep], list(itertools.compress(tables, keep.tolist()))
 
 
 def import_file(path: Path, fmt: str) -> tuple[GraphArrays, list[Issue], int]:
     """Read ``path`` in format ``fmt``; returns the graph, the skipped rows, and the rows read."""
-    builder, issues = ArraysBuilder(), []
-    reader = _READERS.get(fmt, _edge_rows)
-    rows = 0
+    builder = ArraysBuilder()
     try:
-        for line, problem in reader(path, fmt, builder):
-            rows += 1
-            if problem:
-                issues.append(Issue(str(path), line, problem))
+        if fmt in _ROW_READERS:
+            rows, problems = _tally(_ROW_READERS[fmt](path, builder))
+        else:
+            # Imported here: the edge-list reader builds on this module's ArraysBuilder.
+            from lineage_cli.harvest.edge_lists import read_edge_list
+
+            rows, problems = read_edge_list(path, fmt, builder)
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ImportError_(f"{path}: cannot read: {error}") from error
-    return builder.build(), issues, rows
+    return builder.build(), [Issue(str(path), line, problem) for line, problem in problems], rows
 
 
-def _openlineage_rows(path: Path, fmt: str, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
+def _tally(rows: Iterable[tuple[int, str | None]]) -> tuple[int, list[Problem]]:
+    """The rows read and the skipped ones, from a reader's (line, problem or None) per row."""
+    count, problems = 0, []
+    for line, problem in rows:
+        count += 1
+        if problem:
+            problems.append((line, problem))
+    return count, problems
+
+
+def _openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
     # Imported here: the OpenLineage reader builds on this module's ArraysBuilder.
     from lineage_cli.harvest.openlineage import openlineage_rows
 
@@ -139,27 +224,8 @@ def format_from_suffix(path: str) -> str | None:
     return {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl"}.get(suffix)
 
 
-def _edge_rows(path: Path, fmt: str, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
-    for line, row in _records(path, fmt):
-        yield line, _add_edge_row(row, builder)
-
-
-def _records(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, str] | str]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        if fmt == "jsonl":
-            for number, text in enumerate(handle, start=1):
-                if text.strip():
-                    yield number, _json_object(text)
-            return
-        reader = csv.DictReader(handle, delimiter="\t" if fmt == "tsv" else ",")
-        missing = {"source", "target"} - set(reader.fieldnames or ())
-        if missing:
-            raise ImportError_(f"{path}: the header row must name the columns source, target[, type, subtype]")
-        for row in reader:
-            yield reader.line_num, row
-
-
-def _json_object(text: str) -> dict[str, str] | str:
+def json_object(text: str) -> dict[str, object] | str:
+    """The JSON object on a line, or what is wrong with the line."""
     try:
         value = json.loads(text)
     except ValueError as error:
@@ -167,39 +233,12 @@ def _json_object(text: str) -> dict[str, str] | str:
     return value if isinstance(value, dict) else "not a JSON object"
 
 
-def _add_edge_row(row: dict[str, str] | str, builder: ArraysBuilder) -> str | None:
-    if isinstance(row, str):
-        return row
-    source, target = (str(row.get(k) or "").strip().lower() for k in ("source", "target"))
-    if not source or not target:
-        return "source and target are required"
-    type_name = str(row.get("type") or "flow").strip().lower()
-    edge_type = TYPE_NAMES.get(type_name)
-    if edge_type is None:
-        return f"unknown type {type_name!r}; expected one of {', '.join(TYPE_NAMES)}"
-    flags, problem = _subtype_flags(str(row.get("subtype") or ""))
-    if problem:
-        return problem
-    source_kind, target_kind = EDGE_KINDS[edge_type]
-    builder.edge(builder.node(source, source_kind), builder.node(target, target_kind), edge_type, flags)
-    return None
-
-
-def _subtype_flags(text: str) -> tuple[int, str | None]:
-    flags = 0
-    for name in filter(None, (part.strip().upper() for part in re.split(r"[,;|]", text))):
-        if name not in Subtype.__members__:
-            return 0, f"unknown subtype {name!r}"
-        flags |= Subtype[name].bit
-    return flags, None
-
-
-def _hive_rows(path: Path, fmt: str, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
+def _hive_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
     """Hive's LineageLogger hook: one JSON document per query, with vertices and edges."""
     with path.open(encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
             if text.strip():
-                yield number, _add_hive_query(_json_object(text), builder, str(path), number)
+                yield number, _add_hive_query(json_object(text), builder, str(path), number)
 
 
 def _add_hive_query(document: dict | str, builder: ArraysBuilder, file: str, line: int) -> str | None:
@@ -277,4 +316,4 @@ def _hive_subtype(column: str, expression: str) -> int:
     return Subtype.TRANSFORMATION.bit
 
 
-_READERS = {"hive": _hive_rows, "openlineage": _openlineage_rows}
+_ROW_READERS = {"hive": _hive_rows, "openlineage": _openlineage_rows}

@@ -3,6 +3,7 @@
 ``Graph`` (dicts keyed by names) suits harvesting statement by statement; millions of
 imported edges need arrays.  ``GraphArrays`` holds sorted node names and integer edge
 arrays, and ``merge`` unions two of them, OR-ing the subtype flags of duplicate edges.
+``sort_order`` is the edge sort that deduplication and the writer's adjacency share.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lineage_cli.model import Graph
-from lineage_cli.store.layout import pack_attributes
+from lineage_cli.store.layout import TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store
 
 
@@ -120,17 +121,38 @@ def dedupe_edges(
     sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray, statements: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One edge per (source, target, type, statement), subtype flags OR-ed."""
-    from lineage_cli.store.layout import TYPE_MASK
+    edges, flags = _runs((statements + 1, attributes & TYPE_MASK, targets, sources), attributes)
+    kept_sources, kept_targets, kept_statements = (part[edges].astype("<i4") for part in (sources, targets, statements))
+    return kept_sources, kept_targets, flags.astype("<u2"), kept_statements
 
-    types = attributes & TYPE_MASK
-    order = np.lexsort((statements, types, targets, sources))
-    s, t, k, m, a = sources[order], targets[order], types[order], statements[order], attributes[order]
-    starts = np.ones(s.size, dtype=bool)
-    if s.size:
-        starts[1:] = (s[1:] != s[:-1]) | (t[1:] != t[:-1]) | (k[1:] != k[:-1]) | (m[1:] != m[:-1])
+
+def _runs(keys: tuple[np.ndarray, ...], attributes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first edge of each run of equal ``keys`` in sorted order, and the OR of each run's ``attributes``."""
+    order = sort_order(keys)
+    starts = np.zeros(order.size, dtype=bool)
+    starts[:1] = True
+    for key in keys:  # one sorted key at a time holds less memory than all four
+        ordered = key[order]
+        starts[1:] |= ordered[1:] != ordered[:-1]
     first = np.flatnonzero(starts)
-    merged = np.bitwise_or.reduceat(a, first) if first.size else a
-    return (s[first].astype("<i4"), t[first].astype("<i4"), merged.astype("<u2"), m[first].astype("<i4"))
+    flags = np.bitwise_or.reduceat(attributes[order], first) if first.size else attributes[:0]
+    return order[first], flags
+
+
+def sort_order(keys: tuple[np.ndarray, ...]) -> np.ndarray:
+    """An order sorting rows by non-negative integer ``keys``, the last one first, as ``np.lexsort(keys)`` does.
+
+    Rows with equal keys come in no particular order.  When the keys fit 63 bits together they are packed
+    into one int64 and argsorted: several times faster than a lexsort, which sorts once per key.
+    """
+    widths = [int(key.max()).bit_length() if key.size else 0 for key in keys]
+    if sum(widths) > 63:
+        return np.lexsort(keys)
+    packed = np.zeros(keys[0].size, dtype=np.int64)
+    for key, width in zip(reversed(keys), reversed(widths), strict=True):
+        packed <<= width
+        packed |= key
+    return np.argsort(packed)
 
 
 def _strings(store: Store, offsets_name: str, blob_name: str) -> list[str]:

@@ -23,7 +23,7 @@ from typing import BinaryIO
 import numpy as np
 
 from lineage_cli.model import Graph
-from lineage_cli.store.arrays import GraphArrays, from_graph
+from lineage_cli.store.arrays import GraphArrays, from_graph, sort_order
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, Section, align, header_size, pack_header, slice_rank
 from lineage_cli.store.roles import role_codes
 
@@ -79,15 +79,17 @@ def _build_sections(graph: GraphArrays, meta: dict[str, object]) -> dict[str, np
 
 
 def _string_table(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    encoded = [s.encode("utf-8") for s in strings]
-    offsets = np.zeros(len(encoded) + 1, dtype="<u8")
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return offsets, np.frombuffer(b"".join(encoded), dtype="u1")
+    joined = "".join(strings)
+    # An ASCII string's UTF-8 is its characters: its length needs no encoding of each string.
+    lengths = map(len, strings if joined.isascii() else map(str.encode, strings))
+    offsets = np.zeros(len(strings) + 1, dtype="<u8")
+    np.cumsum(np.fromiter(lengths, np.int64, len(strings)), out=offsets[1:])
+    return offsets, np.frombuffer(joined.encode(), dtype="u1")
 
 
 def _slice_ranks(attributes: np.ndarray) -> np.ndarray:
     """Each edge's place in its slices: table-level types first, then by type (``layout.slice_rank``)."""
-    table = np.array([slice_rank(t) for t in range(TYPE_MASK + 1)], dtype=np.int64)
+    table = np.array([slice_rank(t) for t in range(TYPE_MASK + 1)], dtype=np.uint8)
     return table.take(attributes & TYPE_MASK)
 
 
@@ -102,12 +104,9 @@ def _csr(
 ) -> dict[str, np.ndarray]:
     """One direction's CSR sections (and the edges' statements in its order, forward only).
 
-    Edges sort by origin, slice rank, neighbour, statement: two int64 keys, ``origin << 5 | rank`` and
-    ``neighbour << 32 | statement + 1`` (origins and neighbours are non-negative i4, statements >= -1).
+    Edges sort by origin, slice rank, neighbour, statement: a deduplicated graph has no two edges alike.
     """
-    first = (origin.astype(np.int64) << 5) | rank
-    second = (neighbour.astype(np.int64) << 32) | (graph.statements.astype(np.int64) + 1)
-    order = np.lexsort((second, first))
+    order = sort_order((graph.statements + 1, neighbour, rank, origin))
     offsets = np.zeros(nodes + 1, dtype="<i8")
     np.cumsum(np.bincount(origin, minlength=nodes), out=offsets[1:])
     table_level = origin[rank < 1 << TYPE_BITS]
@@ -128,11 +127,12 @@ def _write_file(out: BinaryIO, arrays: dict[str, np.ndarray], nodes: int, edges:
     sections, crc = [], 0
     for name, array in arrays.items():
         padding = b"\x00" * (align(offset) - offset)
-        data = np.ascontiguousarray(array).tobytes()
-        out.write(padding + data)
+        data = np.ascontiguousarray(array).view(np.uint8)  # written from the array itself: no copy of a section
+        out.write(padding)
+        out.write(data)
         crc = zlib.crc32(data, zlib.crc32(padding, crc))
         offset = align(offset)
-        sections.append(Section(name, offset, len(data), array.dtype.str))
+        sections.append(Section(name, offset, data.size, array.dtype.str))
         offset += len(data)
     out.seek(0)
     out.write(pack_header(nodes, edges, sections, crc, offset))

@@ -1,0 +1,201 @@
+"""``lineage import`` of edge lists: csv, tsv and jsonl rows naming a source, a target, a type and subtypes.
+
+An import of millions of rows would spend its time in per-row Python, so rows are read in chunks and each
+chunk is split into columns, checked and added to the builder column by column; a type or subtype text is
+parsed once per distinct value.  A chunk of delimited lines without a quote and all of one width is split
+with ``str`` methods, which parse such lines exactly as ``csv`` does; any other chunk (a quoted field, which
+may run over line ends, a blank line, rows of several widths) goes through ``csv.reader``.  A bad row is
+reported with its line and skipped, as a row-by-row reader would.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from lineage_cli.harvest.imports import ArraysBuilder, ImportError_, Problem, json_object
+from lineage_cli.model import EdgeType, NodeKind, Subtype
+from lineage_cli.store.layout import TYPE_BITS
+
+COLUMNS = ("source", "target", "type", "subtype")
+TYPE_NAMES = {"flow": EdgeType.FLOW, "projection": EdgeType.PROJECTION, "predicate": EdgeType.PREDICATE,
+              "contains": EdgeType.CONTAINS}  # fmt: skip
+# edge type -> (source kind, target kind)
+EDGE_KINDS = {
+    EdgeType.FLOW: (NodeKind.TABLE, NodeKind.TABLE),
+    EdgeType.PROJECTION: (NodeKind.COLUMN, NodeKind.COLUMN),
+    EdgeType.PREDICATE: (NodeKind.COLUMN, NodeKind.TABLE),
+    EdgeType.CONTAINS: (NodeKind.TABLE, NodeKind.COLUMN),
+}
+# Text read per chunk: its rows' strings, several times its size, are what an import holds at a time.
+CHUNK_CHARS = 1 << 20
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """Rows as columns, names stripped and lower-cased; a missing column is all empty strings."""
+
+    lines: list[int] | np.ndarray  # each row's line (the last one of a row with a quoted line end)
+    sources: list[str]
+    targets: list[str]
+    types: list[str]
+    subtypes: list[str]
+    refused: list[Problem] = field(default_factory=list)  # lines that are not rows at all (not a JSON object)
+
+
+def read_edge_list(path: Path, fmt: str, builder: ArraysBuilder) -> tuple[int, list[Problem]]:
+    """Add the rows of ``path`` to ``builder``; returns the rows read and the skipped ones, in line order."""
+    rows, problems = 0, []
+    with path.open(encoding="utf-8", newline="") as handle:
+        chunks = _json_chunks(handle) if fmt == "jsonl" else _delimited_chunks(handle, path, fmt)
+        for chunk in chunks:
+            rows += len(chunk.lines) + len(chunk.refused)
+            problems += _add(chunk, builder)
+    return rows, problems
+
+
+def _delimited_chunks(handle: TextIO, path: Path, fmt: str) -> Iterator[_Chunk]:
+    delimiter = "\t" if fmt == "tsv" else ","
+    reader = csv.reader(handle, delimiter=delimiter)
+    header = next(reader, None) or []  # as csv.DictReader: the first row, even a blank one
+    index = {name: i for i, name in enumerate(header)}  # a repeated name is its last column, as in DictReader
+    if not {"source", "target"} <= index.keys():
+        raise ImportError_(f"{path}: the header row must name the columns source, target[, type, subtype]")
+    wanted = [index.get(name, len(header)) for name in COLUMNS]  # past the header's end: a missing column
+    line = reader.line_num
+    while lines := handle.readlines(CHUNK_CHARS):
+        text = "".join(lines)
+        chunk = None if '"' in text else _split_chunk(text, line, delimiter, wanted)
+        read = len(lines)
+        if chunk is None:
+            chunk, read = _csv_chunk(lines, handle, line, delimiter, wanted)
+        line += read
+        yield chunk
+
+
+def _split_chunk(text: str, line: int, delimiter: str, wanted: list[int]) -> _Chunk | None:
+    """The rows of quote-free lines following line ``line``, or None unless every line has the same fields."""
+    if "\r" in text:  # every CR ends a line here (none is inside a quoted field), as the file's line reading has it
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.removesuffix("\n")
+    width = _width(text, delimiter)
+    if width < 2:  # a blank line (no row) or rows of several widths
+        return None
+    lowered = text.isascii()
+    if lowered:  # one pass instead of one per name; types are lower-cased and subtypes upper-cased anyway
+        text = text.lower()
+    fields = text.replace("\n", delimiter).split(delimiter)
+    count = len(fields) // width
+    sources, targets, types, subtypes = (fields[i::width] if i < width else [""] * count for i in wanted)
+    lines = np.arange(line + 1, line + 1 + count)
+    return _Chunk(lines, _names(sources, lowered), _names(targets, lowered), types, subtypes)
+
+
+def _width(text: str, delimiter: str) -> int:
+    """The number of fields on every line of ``text``, or 0 when lines differ."""
+    data = np.frombuffer(text.encode(), dtype=np.uint8)  # in UTF-8 no other character has a newline or delimiter byte
+    ends = np.append(np.flatnonzero(data == ord("\n")), data.size)
+    per_line = np.diff(np.searchsorted(np.flatnonzero(data == ord(delimiter)), ends), prepend=0)
+    return int(per_line[0]) + 1 if (per_line == per_line[0]).all() else 0
+
+
+def _csv_chunk(lines: list[str], handle: TextIO, line: int, delimiter: str, wanted: list[int]) -> tuple[_Chunk, int]:
+    """The rows of ``lines`` (and of the file's next lines while a quoted field runs on); and the lines read."""
+    reader = csv.reader(itertools.chain(lines, handle), delimiter=delimiter)
+    rows, numbers = [], []
+    for row in reader:
+        if row:  # a blank line is no row, as in csv.DictReader
+            rows.append(row)
+            numbers.append(line + reader.line_num)
+        if reader.line_num >= len(lines):
+            break
+    sources, targets, types, subtypes = ([row[i] if i < len(row) else "" for row in rows] for i in wanted)
+    return _Chunk(numbers, _names(sources, False), _names(targets, False), types, subtypes), reader.line_num
+
+
+def _json_chunks(handle: TextIO) -> Iterator[_Chunk]:
+    line = 0
+    while lines := handle.readlines(CHUNK_CHARS):
+        numbers, refused = [], []
+        columns: tuple[list[str], ...] = ([], [], [], [])
+        for number, text in enumerate(lines, start=line + 1):
+            row = json_object(text) if text.strip() else None
+            if isinstance(row, str):
+                refused.append((number, row))
+            elif row is not None:
+                numbers.append(number)
+                for column, name in zip(columns, COLUMNS, strict=True):
+                    column.append(str(row.get(name) or ""))
+        line += len(lines)
+        sources, targets, types, subtypes = columns
+        yield _Chunk(numbers, _names(sources, False), _names(targets, False), types, subtypes, refused)
+
+
+def _names(column: list[str], lowered: bool) -> list[str]:
+    stripped = map(str.strip, column)
+    return list(stripped if lowered else map(str.lower, stripped))
+
+
+def _add(chunk: _Chunk, builder: ArraysBuilder) -> list[Problem]:
+    """Add the chunk's good rows to ``builder``; returns the bad ones (and the refused lines), in line order."""
+    types, type_problems = _parsed(chunk.types, _edge_type)
+    flags, flag_problems = _parsed(chunk.subtypes, _subtype_flags)
+    named = _nonempty(chunk.sources) & _nonempty(chunk.targets)
+    good = named & (types >= 0) & (flags >= 0)
+    sources, targets = chunk.sources, chunk.targets
+    problems = list(chunk.refused)
+    if not good.all():
+        for i in np.flatnonzero(~good).tolist():
+            problem = type_problems.get(chunk.types[i]) or flag_problems.get(chunk.subtypes[i])
+            problems.append((int(chunk.lines[i]), problem if named[i] else "source and target are required"))
+        keep = good.tolist()
+        sources, targets = list(itertools.compress(sources, keep)), list(itertools.compress(targets, keep))
+        types, flags = types[good], flags[good]
+    builder.named_edges(sources, _KINDS[types, 0], targets, _KINDS[types, 1], types | flags << TYPE_BITS)
+    return sorted(problems)
+
+
+def _parsed(values: list[str], parse: Callable[[str], int | str]) -> tuple[np.ndarray, dict[str, str]]:
+    """``parse`` of each value, called once per distinct value: the codes (-1: refused), the refusals' messages."""
+    results = {value: parse(value) for value in dict.fromkeys(values)}
+    refused = {value: result for value, result in results.items() if isinstance(result, str)}
+    codes = {value: -1 if value in refused else result for value, result in results.items()}
+    return np.fromiter(map(codes.__getitem__, values), np.int32, len(values)), refused
+
+
+def _nonempty(names: list[str]) -> np.ndarray:
+    if "" not in names:
+        return np.ones(len(names), dtype=bool)
+    return np.fromiter(map(bool, names), bool, len(names))
+
+
+def _edge_type(text: str) -> int | str:
+    name = (text or "flow").strip().lower()
+    edge_type = TYPE_NAMES.get(name)
+    return int(edge_type) if edge_type else f"unknown type {name!r}; expected one of {', '.join(TYPE_NAMES)}"
+
+
+def _subtype_flags(text: str) -> int | str:
+    flags = 0
+    for name in filter(None, (part.strip().upper() for part in re.split(r"[,;|]", text))):
+        if name not in Subtype.__members__:
+            return f"unknown subtype {name!r}"
+        flags |= Subtype[name].bit
+    return flags
+
+
+def _kinds() -> np.ndarray:
+    table = np.zeros((max(EdgeType) + 1, 2), dtype=np.uint8)
+    for edge_type, kinds in EDGE_KINDS.items():
+        table[edge_type] = kinds
+    return table
+
+
+_KINDS = _kinds()  # edge type -> [source kind, target kind]
