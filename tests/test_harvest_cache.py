@@ -1,10 +1,15 @@
 """The harvest cache: an unchanged harvest is recalled whole, exactly as a fresh harvest would come out;
-any changed input assembles it again, re-parsing only what that input touches."""
+any changed input assembles it again, re-parsing only what that input touches.  On the command line, a
+re-run that recalls the harvest its store holds leaves the store as it is, and imports no parser."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,10 +17,12 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest import batch
+from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.harvest.harvester import Harvest
 from lineage_cli.harvest.manifest import load_manifest
-from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.schema import DDL, SchemaCatalog
+from lineage_cli.store.arrays import from_store
+from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 from tests.conftest import REPO, WAREHOUSE
 
@@ -133,7 +140,7 @@ def test_a_changed_manifest_assembles_again_from_the_cached_units(inputs: Path, 
 def test_a_lost_unit_entry_is_parsed_again_not_recalled(inputs: Path, assembled: list[int]) -> None:
     cache = inputs / "cache"
     run(cache)
-    entries = sorted(p for p in cache.iterdir() if not p.name.startswith("harvest-"))
+    entries = sorted(p for p in cache.iterdir() if not p.name.startswith(("harvest-", "graph-")))
     entries[0].unlink()
     again = run(cache)
     assert len(assembled) == 2 and entries[0].exists()
@@ -151,13 +158,161 @@ def test_the_cache_keeps_one_memo_and_what_its_harvest_used(inputs: Path) -> Non
     assert sorted(p.name for p in cache.iterdir()) == before
 
 
-def test_the_cli_rerun_writes_the_bytes_of_a_fresh_harvest(inputs: Path) -> None:
+def test_a_lost_graph_entry_assembles_again(inputs: Path, assembled: list[int]) -> None:
+    cache = inputs / "cache"
+    run(cache)
+    (graph,) = cache.glob("graph-*")
+    graph.unlink()
+    again = run(cache)
+    assert len(assembled) == 2 and graph.exists()
+    assert facts(again) == facts(run(None))
+
+
+def test_a_graph_entry_damaged_after_the_recall_is_made_again_from_the_units(
+    inputs: Path, assembled: list[int]
+) -> None:
+    cache = inputs / "cache"
+    first = run(cache)
+    recalled = run(cache)
+    assert len(assembled) == 1 and recalled.recalled is not None
+    (graph,) = cache.glob("graph-*")
+    graph.write_bytes(b"damaged")  # read only now, when the graph is asked for
+    assert facts(recalled) == facts(first) and len(assembled) == 2
+    assert store_bytes(recalled, inputs / "recalled.lin") == store_bytes(first, inputs / "first.lin")
+    assert facts(run(cache)) == facts(first) and len(assembled) == 2  # the entry was written again
+
+
+def test_the_schema_fingerprint_sees_column_order_and_every_change_of_a_schema_file(tmp_path: Path) -> None:
+    assert SchemaCatalog.from_mapping({"s.t": ["a", "b"]}).fingerprint() != (
+        SchemaCatalog.from_mapping({"s.t": ["b", "a"]}).fingerprint()
+    )
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps({"s": {"t": {"a": "int", "b": "int"}}}))
+    loaded = SchemaCatalog.from_file(path)
+    assert loaded.fingerprint() == SchemaCatalog.from_file(path).fingerprint() == loaded.copy().fingerprint()
+    path.write_text(json.dumps({"s": {"t": {"b": "int", "a": "int"}}}))
+    assert SchemaCatalog.from_file(path).fingerprint() != loaded.fingerprint()
+    # Once it holds more than the file, a catalog's fingerprint is its content's, whatever it was read from.
+    grown, built = loaded.copy(), SchemaCatalog.from_mapping({"s.t": {"a": "int", "b": "int"}})
+    for catalog in (grown, built):
+        catalog.add("s.u", ["x"], DDL)
+    assert grown.fingerprint() == built.fingerprint() != loaded.fingerprint()
+
+
+# -- the command line ----------------------------------------------------------------------------------------
+
+HARVEST = ["harvest", "warehouse", "--manifest", str(MANIFEST)]
+
+
+def summary(output: str) -> list[str]:
+    """The summary's lines, without what differs run to run (time and rate) or between stores (the name)."""
+    lines = [line for line in output.splitlines() if line.startswith("harvested ") or " nodes, " in line]
+    return [re.sub(r" in [\d.]+s \(\d+ statements/s", " in Ts (R statements/s", line) for line in lines]
+
+
+def test_the_cli_rerun_writes_the_bytes_of_a_first_harvest(inputs: Path) -> None:
     runner = CliRunner()
-    command = ["harvest", "warehouse", "--manifest", str(MANIFEST), "-q"]
-    outputs = [runner.invoke(cli, [*command, "--store", "cached.lin"]) for _ in range(2)]
-    fresh = runner.invoke(cli, [*command, "--store", "fresh.lin", "--no-cache"])
-    assert [o.exit_code for o in (*outputs, fresh)] == [0, 0, 0]
-    assert "files from cache" not in outputs[0].output
-    assert re.search(r"\b(\d+) of \1 files from cache", outputs[1].output)
+    first = runner.invoke(cli, [*HARVEST, "-q", "--store", "cached.lin"])
+    Path("cached.lin").unlink()  # no store to find up to date: the re-run writes one from the memo
+    again = runner.invoke(cli, [*HARVEST, "-q", "--store", "cached.lin"])
+    fresh = runner.invoke(cli, [*HARVEST, "-q", "--store", "fresh.lin"])  # a first harvest, with a cache of its own
+    assert [o.exit_code for o in (first, again, fresh)] == [0, 0, 0]
+    assert "files from cache" not in first.output + fresh.output
+    assert re.search(r"\b(\d+) of \1 files from cache", again.output) and "up to date" not in again.output
     assert Path("cached.lin").read_bytes() == Path("fresh.lin").read_bytes()
-    assert outputs[1].output.splitlines()[-1].replace("cached.lin", "fresh.lin") == fresh.output.splitlines()[-1]
+    assert again.output.splitlines()[-1].replace("cached.lin", "fresh.lin") == fresh.output.splitlines()[-1]
+
+
+def test_the_store_keeps_the_harvest_key_and_else_what_an_uncached_harvest_writes(inputs: Path) -> None:
+    runner = CliRunner()
+    for store, options in (("cached.lin", []), ("uncached.lin", ["--no-cache"])):
+        assert runner.invoke(cli, [*HARVEST, "-q", "--store", store, *options]).exit_code == 0
+    cached, uncached = open_store("cached.lin"), open_store("uncached.lin")
+    assert re.fullmatch(r"[0-9a-f]{64}", cached.meta.pop("harvest_key")) and "harvest_key" not in uncached.meta
+    assert cached.meta == uncached.meta
+    sections = set(cached.header.sections) - {"meta"}
+    assert sections == set(uncached.header.sections) - {"meta"}
+    assert all(bytes(cached.array(name)) == bytes(uncached.array(name)) for name in sections)
+
+
+def test_an_unchanged_rerun_leaves_the_store_as_it_is_and_reports_the_same(inputs: Path) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "--store", "graph.lin"]  # not quiet: the warnings are printed too
+    first = runner.invoke(cli, command)
+    written = os.stat("graph.lin")
+    again = runner.invoke(cli, command)
+    kept = os.stat("graph.lin")
+    assert (first.exit_code, again.exit_code) == (0, 0)
+    assert (kept.st_ino, kept.st_mtime_ns, kept.st_size) == (written.st_ino, written.st_mtime_ns, written.st_size)
+    assert first.stderr.count("error:") and first.stderr.count("warning:")
+    assert again.stderr == first.stderr
+    expected = summary(first.output)
+    files = re.search(r"harvested (\d+) files", expected[0]).group(1)  # type: ignore[union-attr]
+    expected[0] = expected[0].replace("statements/s)", f"statements/s, {files} of {files} files from cache)")
+    expected[1] = expected[1].replace(f"({written.st_size} bytes)", f"({written.st_size} bytes, up to date)")
+    assert summary(again.output) == expected
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a file", "the store's meta", "the store itself"],
+)
+def test_a_rerun_writes_the_store_unless_it_holds_what_the_memo_recalls(inputs: Path, change: str) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "-q", "--store", "graph.lin"]
+    assert runner.invoke(cli, command).exit_code == 0
+    harvested = Path("graph.lin").read_bytes()
+    if change == "a file":
+        PLAIN_FILE.write_text(PLAIN_FILE.read_text() + "\nINSERT INTO mart.extra SELECT 1 AS one;\n")
+    elif change == "the store's meta":
+        store = open_store("graph.lin")
+        write_store(from_store(store), "graph.lin", {**store.meta, "dialect": "spark"})
+    else:
+        Path("graph.lin").write_bytes(harvested[:100])
+    again = runner.invoke(cli, command)
+    assert again.exit_code == 0 and "up to date" not in again.output
+    if change != "a file":
+        assert re.search(r"\b(\d+) of \1 files from cache", again.output)
+        assert Path("graph.lin").read_bytes() == harvested
+
+
+def test_a_harvest_after_an_import_writes_the_harvested_graph_again(inputs: Path) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "-q", "--store", "graph.lin"]
+    assert runner.invoke(cli, command).exit_code == 0
+    harvested = Path("graph.lin").read_bytes()
+    Path("edges.csv").write_text("source,target,type,subtype\nstg.elsewhere,mart.store_kpi,flow,\n")
+    assert runner.invoke(cli, ["import", "edges.csv", "--store", "graph.lin"]).exit_code == 0
+    assert "stg.elsewhere" in open_store("graph.lin").names_of(range(open_store("graph.lin").node_count))
+    again = runner.invoke(cli, command)
+    assert again.exit_code == 0 and "up to date" not in again.output
+    assert Path("graph.lin").read_bytes() == harvested
+
+
+# Runs ``lineage`` and, as it exits, names every module it imported.
+_DRIVER = """
+import atexit, sys
+atexit.register(lambda: print("imported:", *sorted(sys.modules), file=sys.stderr))
+from lineage_cli.cli import main
+main()
+"""
+
+
+def imported_by(*arguments: str) -> set[str]:
+    """The top-level packages a ``lineage`` command imports, run in a process of its own."""
+    done = subprocess.run([sys.executable, "-c", _DRIVER, *arguments], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    (names,) = (line for line in done.stderr.splitlines() if line.startswith("imported: "))
+    return {name.split(".")[0] for name in names.split()[1:]}
+
+
+def test_a_rerun_imports_no_parser_and_no_numpy_unless_it_writes_the_store(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    command = [*HARVEST, "-q", "-j", "1", "--store", "graph.lin"]  # one job: the first harvest parses in this process
+    heavy = {"sqlglot", "jinja2", "numpy"}
+    assert heavy <= imported_by(*command)  # the flow fixture has Jinja templates
+    assert not heavy & imported_by(*command)
+    Path("graph.lin").unlink()
+    assert heavy & imported_by(*command) == {"numpy"}  # the store is written from the memo's arrays

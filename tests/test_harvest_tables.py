@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.harvest.harvester import Harvest, analyze_script, harvest_text
+from lineage_cli.harvest.harvester import analyze_script, harvest_text
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.conftest import WAREHOUSE, generate_warehouse
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lineage_cli.harvest.harvester import display_path, sql_files
+from lineage_cli.harvest.files import display_path, sql_files
 
 
 def make_tree(root: Path) -> None:

@@ -87,7 +87,8 @@ def test_unknown_name_suggests_close_ones(store) -> None:
 
 
 def test_ambiguous_short_name_lists_candidates(tmp_path) -> None:
-    from lineage_cli.harvest.harvester import Harvest, harvest_text
+    from lineage_cli.harvest.assemble import Harvest
+    from lineage_cli.harvest.harvester import harvest_text
     from lineage_cli.store.writer import write_store
 
     result = Harvest()

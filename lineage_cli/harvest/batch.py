@@ -24,30 +24,22 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from lineage_cli.harvest.assemble import ColumnTuple, Harvest, add_dataset, add_script, link_defaults
 from lineage_cli.harvest.cache import FileCache, HarvestMemo
-from lineage_cli.harvest.dbt import DbtProject
 from lineage_cli.harvest.flows import apply_step
-from lineage_cli.harvest.harvester import (
-    ColumnTuple,
-    Harvest,
-    add_dataset,
-    add_script,
-    analyze_template,
-    file_dialect,
-    link_defaults,
-)
-from lineage_cli.harvest.manifest import Manifest
 from lineage_cli.harvest.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.split import parse_script
-from lineage_cli.harvest.statements import Context, StatementLineage
-from lineage_cli.harvest.templates import render
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
+
+if TYPE_CHECKING:
+    from lineage_cli.harvest.dbt import DbtProject
+    from lineage_cli.harvest.manifest import Manifest
+    from lineage_cli.harvest.statements import StatementLineage
 
 # CREATE TABLE with a column list or LIKE: plain DDL.  A CTAS (CREATE TABLE t AS SELECT) does not match,
 # so the phase that looks for DDL skips the many files whose only CREATE TABLE selects rows.
@@ -141,9 +133,13 @@ def harvest_plan(
     cache = FileCache(cache_dir)
     digests = [_digest(unit) for unit in plan.units]
     memo = HarvestMemo(cache, plan, digests)
-    result = memo.recall()
+
+    def assemble(report: Callable[[FileOutcome], None] | None = None) -> Harvest:
+        return _assemble(plan, harvest_units(plan.units, digests, plan.schema, jobs, cache, report))
+
+    result = memo.recall(rebuild=lambda: assemble().graph)
     if result is None:
-        result = _assemble(plan, harvest_units(plan.units, digests, plan.schema, jobs, cache, on_file))
+        result = assemble(on_file)
         result.cache_hits = cache.hits
         memo.remember(result)
     cache.prune()
@@ -236,6 +232,10 @@ class _Pool:
             _set_phase_catalog(catalog)
             yield from map(analyze_file, tasks)
             return
+        from concurrent.futures import ProcessPoolExecutor
+
+        import lineage_cli.harvest.harvester  # noqa: F401 - before the fork: each worker inherits the parser, not imports it
+
         chunk = max(1, min(16, len(tasks) // (self.jobs * 4)))
         with ProcessPoolExecutor(self.jobs, initializer=_set_phase_catalog, initargs=(catalog,)) as executor:
             yield from executor.map(analyze_file, tasks, chunksize=chunk)
@@ -281,6 +281,9 @@ def analyze_file(task: _Task) -> FileOutcome:
 
 
 def _analyze_unit(task: _Task) -> FileOutcome:
+    # The parser's modules are imported by the units that are analysed: a harvest that recalls its result needs none.
+    from lineage_cli.harvest.harvester import analyze_template
+
     unit, options = task.unit, task.unit.options
     outcome = FileOutcome(unit.display)
     try:
@@ -319,6 +322,12 @@ def _record(statement: StatementLineage) -> StatementRecord:
 
 def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     """The tables declared by the ``CREATE TABLE`` statements of ``sql`` (nothing else is parsed)."""
+    from lineage_cli.harvest.harvester import file_dialect  # the parser, as in ``_analyze_unit``
+    from lineage_cli.harvest.observe import observe
+    from lineage_cli.harvest.split import parse_script
+    from lineage_cli.harvest.statements import Context
+    from lineage_cli.harvest.templates import render
+
     profile = load_profile(file_dialect(sql) or options.dialect)
     ctx = Context(profile, default_schema=options.default_schema)
     catalog = SchemaCatalog()
@@ -329,7 +338,7 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
             if parsed.expression.key == "use":
                 ctx.default_schema = ctx.fold(parsed.expression.this.args.get("this")) or ctx.default_schema
             else:
-                catalog.observe(parsed.expression, None, ctx)
+                observe(catalog, parsed.expression, None, ctx)
     return catalog.learned_since(SchemaCatalog())
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lineage_cli.harvest.harvester import display_path
+from lineage_cli.harvest.files import display_path
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.statements import Context
 from lineage_cli.profiles import DialectProfile, ProfileError, load_profile

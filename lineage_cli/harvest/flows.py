@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lineage_cli.harvest.harvester import Harvest, WriteLike, add_declared
+from lineage_cli.harvest.assemble import Harvest, WriteLike, add_declared
 from lineage_cli.model import EdgeType, Issue, NodeKind, Provenance
 from lineage_cli.profiles import DialectProfile
 

@@ -36,7 +36,9 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> in
         except StoreError as error:
             print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
             return 2
-        meta = {**existing.meta, "tool": f"lineage {__version__}"}
+        # The store no longer holds just what a harvest made: a re-run of that harvest must write it again.
+        meta = {key: value for key, value in existing.meta.items() if key != "harvest_key"}
+        meta["tool"] = f"lineage {__version__}"
         graph = merge(from_store(existing), imported)
     written = write_store(graph, target, meta)
     seconds = time.perf_counter() - started

@@ -29,7 +29,8 @@ from jinja2 import Environment, TemplateError, nodes
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
-_OPEN = re.compile(r"\{\{|\{%|\{#")
+from lineage_cli.harvest.templates import JINJA_OPEN
+
 _CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
 _END = "\ue000"  # before a source newline: keeps whitespace control from removing it
 _START = "\ue001{}\ue002"  # after a source newline: the number of the line that starts there
@@ -44,10 +45,6 @@ class JinjaOutput:
     text: str
     lines: list[int]  # lines[i] is the source line of rendered line i + 1
     warnings: list[tuple[int, str]] = field(default_factory=list)
-
-
-def has_jinja(sql: str) -> bool:
-    return _OPEN.search(sql) is not None
 
 
 class KeptUndefined(Undefined):
@@ -107,7 +104,7 @@ def _mark_lines(sql: str) -> str:
     """``sql`` with line markers around every newline outside ``{{ }}``, ``{% %}`` and ``{# #}``."""
     out, line, at = [_START.format(1)], 1, 0
     while at < len(sql):
-        opening = _OPEN.search(sql, at)
+        opening = JINJA_OPEN.search(sql, at)
         data = sql[at : opening.start() if opening else len(sql)]
         for piece_index, piece in enumerate(data.split("\n")):
             if piece_index:

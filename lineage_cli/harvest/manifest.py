@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from lineage_cli.harvest.harvester import display_path
+from lineage_cli.harvest.files import display_path
 from lineage_cli.harvest.templates import read_vars_file
 from lineage_cli.model import Issue
 
@@ -122,7 +122,7 @@ def _top_level(data: Mapping[str, Any], manifest: Manifest) -> None:
         vars_path = manifest.path.parent / str(data["vars_file"])
         try:
             manifest.variables, manifest.defaults = read_vars_file(vars_path)
-        except (OSError, ValueError, yaml.YAMLError) as error:
+        except (OSError, ValueError) as error:
             raise ManifestError(f"{manifest.display}: vars_file {data['vars_file']}: {error}") from None
     for key, into in (("vars", manifest.variables), ("defaults", manifest.defaults)):
         value = data.get(key)

@@ -1,28 +1,46 @@
-"""``lineage harvest``: harvest with a progress bar, report issues, write the store.
+"""``lineage harvest``: harvest with a progress bar, report issues, write the store -- unless it is up to date.
 
 The store's meta JSON records, besides counts, what a flow manifest says about each module
-(``modules``: workflow, rows, frequency, sql_file, the manifest entry), for the emitters.
+(``modules``: workflow, rows, frequency, sql_file, the manifest entry), for the emitters, and
+``harvest_key``: the digest of every input of the harvest (``cache.py``), when it ran with a cache.
+Like make with nothing to rebuild, a re-run that recalls its harvest from the cache leaves a store
+that already holds it as it is: the meta it would write, with the same key, and a graph of the
+size the memo recorded (a store that ``lineage import`` merged edges into has more).  It still
+reports every issue and the summary, and imports neither sqlglot nor numpy.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING, NamedTuple
 
 from lineage_cli import __version__
+from lineage_cli.harvest.assemble import Harvest, StoredGraph
 from lineage_cli.harvest.batch import FileOutcome, harvest_plan
-from lineage_cli.harvest.dbt import DbtError, load_dbt
-from lineage_cli.harvest.harvester import Harvest
-from lineage_cli.harvest.manifest import ManifestError, load_manifest
 from lineage_cli.harvest.plan import HarvestOptions, Plan, pairs, plan_harvest
-from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
+from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.templates import read_vars_file
-from lineage_cli.profiles import ProfileError, load_profile
-from lineage_cli.store.writer import WrittenStore, write_store
+from lineage_cli.profiles import DialectProfile, load_profile
+from lineage_cli.store.layout import StoreError
+from lineage_cli.store.reader import open_store
+
+if TYPE_CHECKING:
+    from lineage_cli.harvest.dbt import DbtProject
+    from lineage_cli.harvest.manifest import Manifest
+
+
+class _Stored(NamedTuple):
+    """The store after a harvest: written now, or found up to date."""
+
+    path: Path
+    nodes: int
+    edges: int
+    bytes: int
+    up_to_date: bool
 
 
 def load_variables(pairs: tuple[str, ...], files: tuple[str, ...]) -> dict[str, str]:
@@ -77,12 +95,12 @@ def run_harvest(
     try:
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
         variables, defaults = load_template_values(var_pairs, var_files)
-        manifest = load_manifest(manifest_file) if manifest_file else None
-        dbt = load_dbt(dbt_path) if dbt_path else None
+        manifest = _load_manifest(manifest_file)
+        dbt = _load_dbt(dbt_path)
         profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
-    except (ProfileError, SchemaError, ManifestError, DbtError, ValueError, OSError, yaml.YAMLError) as error:
+    except (ValueError, OSError) as error:  # ProfileError, SchemaError, ManifestError and DbtError are ValueErrors
         console.print(f"[red]error:[/red] {error}", markup=True)
         return 2
     settings = {
@@ -94,18 +112,24 @@ def run_harvest(
         if issue.level == "error" or not quiet:
             style = "red" if issue.level == "error" else "yellow"
             console.print(str(issue), markup=False, style=style, soft_wrap=True)
-    meta = {
-        "tool": f"lineage {__version__}",
-        "dialect": profile.name,
-        "default_schema": default_schema or profile.default_schema,
-        "files": result.files,
-        "statements": result.statements,
-    }
-    if result.modules:
-        meta["modules"] = result.modules
-    written = write_store(result.arrays if result.arrays is not None else result.graph, store, meta)
-    _summary(result, written)
+    _summary(result, _store(result, store, _meta(result, profile, default_schema)))
     return 1 if strict and result.errors else 0
+
+
+def _load_manifest(path: str | None) -> Manifest | None:
+    if path is None:
+        return None
+    from lineage_cli.harvest.manifest import load_manifest  # yaml: only a harvest with a manifest pays for it
+
+    return load_manifest(path)
+
+
+def _load_dbt(path: str | None) -> DbtProject | None:
+    if path is None:
+        return None
+    from lineage_cli.harvest.dbt import load_dbt  # sqlglot: only a harvest of a dbt project pays for it up front
+
+    return load_dbt(path)
 
 
 def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
@@ -131,7 +155,48 @@ def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
         return harvest_plan(plan, on_file=advance, **settings)
 
 
-def _summary(result: Harvest, written: WrittenStore) -> None:
+def _meta(result: Harvest, profile: DialectProfile, default_schema: str | None) -> dict[str, object]:
+    meta: dict[str, object] = {
+        "tool": f"lineage {__version__}",
+        "dialect": profile.name,
+        "default_schema": default_schema or profile.default_schema,
+        "files": result.files,
+        "statements": result.statements,
+    }
+    if result.modules:
+        meta["modules"] = result.modules
+    if result.key is not None:
+        meta["harvest_key"] = result.key
+    return meta
+
+
+def _store(result: Harvest, path: str, meta: dict[str, object]) -> _Stored:
+    """Write the store, unless the harvest was recalled and the store already holds it."""
+    if result.recalled is not None:
+        current = _up_to_date(path, meta, result.recalled)
+        if current is not None:
+            return current
+    from lineage_cli.store.writer import write_store  # numpy: only a harvest that writes a store pays for it
+
+    written = write_store(result.arrays if result.arrays is not None else result.graph, path, meta)
+    return _Stored(written.path, written.nodes, written.edges, written.bytes, up_to_date=False)
+
+
+def _up_to_date(path: str, meta: dict[str, object], graph: StoredGraph) -> _Stored | None:
+    """The store at ``path`` when it holds the recalled harvest: its meta (with the harvest's key) as this run
+    would write it, its graph of the recalled size.  None when it does not, or is missing or unreadable."""
+    try:
+        existing = open_store(path)
+        same = existing.meta == json.loads(json.dumps(meta))  # as the store keeps it: JSON
+        size = existing.header.file_size
+    except (StoreError, OSError, ValueError):
+        return None
+    if not same or (existing.node_count, existing.edge_count) != (graph.nodes, graph.edges):
+        return None
+    return _Stored(Path(path), graph.nodes, graph.edges, size, up_to_date=True)
+
+
+def _summary(result: Harvest, stored: _Stored) -> None:
     rate = result.statements / result.seconds if result.seconds else 0.0
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(result.statement_types.items()))
     cached = f", {result.cache_hits} of {result.files} files from cache" if result.cache_hits else ""
@@ -141,8 +206,9 @@ def _summary(result: Harvest, written: WrittenStore) -> None:
         f"in {result.seconds:.2f}s ({rate:.0f} statements/s{cached})"
     )
     warnings = len(result.issues) - len(result.errors)
+    state = ", up to date" if stored.up_to_date else ""
     print(
-        f"{written.nodes} nodes, {written.edges} edges, {len(result.errors)} errors, {warnings} warnings"
-        f" -> {written.path} ({written.bytes} bytes)"
+        f"{stored.nodes} nodes, {stored.edges} edges, {len(result.errors)} errors, {warnings} warnings"
+        f" -> {stored.path} ({stored.bytes} bytes{state})"
     )
     sys.stdout.flush()

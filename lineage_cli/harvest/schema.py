@@ -19,17 +19,12 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import yaml
-from sqlglot import exp
-
-if TYPE_CHECKING:
-    from lineage_cli.harvest.statements import Context, StatementLineage
+from typing import Any
 
 Columns = dict[str, str | None]  # column -> type (None when untyped), in table order
 
-_EXPLICIT, _DDL, _OBSERVED = 0, 1, 2
+# The layers, in the order they are looked up: an explicit schema, DDL, the outputs of CTAS / views (``observe.py``).
+EXPLICIT, DDL, OBSERVED = 0, 1, 2
 
 
 class SchemaError(ValueError):
@@ -49,6 +44,7 @@ class SchemaCatalog:
     def __init__(self) -> None:
         self._layers: tuple[dict[str, Columns], ...] = ({}, {}, {})
         self._partitions: dict[str, tuple[str, ...]] = {}
+        self._text_digest: str | None = None  # of the schema file's text, while the catalog holds that file alone
 
     # -- building -----------------------------------------------------------------------
 
@@ -71,19 +67,18 @@ class SchemaCatalog:
     def from_file(cls, path: str | os.PathLike[str]) -> SchemaCatalog:
         """Read a YAML or JSON schema file (JSON is valid YAML, so either parser works)."""
         text = Path(path).read_text(encoding="utf-8")
-        try:
-            data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as error:
-            raise SchemaError(f"{path}: {error}") from error
+        data = _json(text, path) if str(path).endswith(".json") else _yaml(text, path)
         if not isinstance(data, Mapping):
             raise SchemaError(f"{path}: expected a mapping of tables to columns")
-        return cls.from_mapping(data)
+        catalog = cls.from_mapping(data)
+        catalog._text_digest = hashlib.sha256(b"schema file\0" + text.encode()).hexdigest()
+        return catalog
 
     def add(
         self,
         table: str,
         columns: Mapping[str, str | None] | Iterable[str],
-        layer: int = _EXPLICIT,
+        layer: int = EXPLICIT,
         partitions: Iterable[str] = (),
     ) -> None:
         """Record the columns of ``table`` in ``layer`` (replacing what that layer knew)."""
@@ -92,6 +87,7 @@ class SchemaCatalog:
         else:
             known = {str(name).lower(): None for name in columns}
         key = table.lower()
+        self._text_digest = None
         self._layers[layer][key] = known
         if partitions:
             self._partitions[key] = tuple(p.lower() for p in partitions)
@@ -131,6 +127,7 @@ class SchemaCatalog:
         twin = SchemaCatalog()
         twin._layers = tuple(dict(layer) for layer in self._layers)
         twin._partitions = dict(self._partitions)
+        twin._text_digest = self._text_digest
         return twin
 
     def learned_since(self, before: SchemaCatalog) -> SchemaCatalog:
@@ -138,12 +135,12 @@ class SchemaCatalog:
 
         >>> catalog = SchemaCatalog.from_mapping({"s.t": ["a"]})
         >>> before = catalog.copy()
-        >>> catalog.add("s.u", ["b"], _DDL)
+        >>> catalog.add("s.u", ["b"], DDL)
         >>> catalog.learned_since(before).tables()
         ['s.u']
         """
         delta = SchemaCatalog()
-        for layer in (_DDL, _OBSERVED):
+        for layer in (DDL, OBSERVED):
             for table, columns in self._layers[layer].items():
                 if before._layers[layer].get(table) != columns:
                     delta._layers[layer][table] = columns
@@ -153,79 +150,44 @@ class SchemaCatalog:
 
     def absorb(self, other: SchemaCatalog) -> None:
         """Add ``other``'s DDL and observed entries (the explicit layer stays this catalog's own)."""
-        for layer in (_DDL, _OBSERVED):
+        if any(other._layers[layer] for layer in (DDL, OBSERVED)):
+            self._text_digest = None
+        for layer in (DDL, OBSERVED):
             self._layers[layer].update(other._layers[layer])
         self._partitions.update(other._partitions)
 
     def fingerprint(self) -> str:
-        """A digest of everything the catalog knows: part of the harvest cache key."""
-        state = (self._layers, sorted(self._partitions.items()))
-        return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()
+        """A digest of everything the catalog knows, columns in order: part of the harvest cache keys.
 
-    # -- learning from the harvest ------------------------------------------------------
-
-    def observe(self, expression: exp.Expression, lineage: StatementLineage | None, ctx: Context) -> None:
-        """Learn from one analysed statement: ``CREATE TABLE`` DDL, or the outputs of a CTAS/view/SELECT INTO."""
-        if isinstance(expression, exp.Create) and lineage is None:
-            self._observe_ddl(expression, ctx)
-        elif lineage is not None and lineage.type in ("ctas", "view", "alter_view", "select_into"):
-            # Imported here: columns.py imports this module for its type hints.
-            from lineage_cli.harvest.columns import output_columns
-
-            for write in lineage.writes:
-                names = output_columns(write, ctx, self)
-                if names is not None:
-                    self.add(write.target, names, _OBSERVED)
-
-    def _observe_ddl(self, create: exp.Create, ctx: Context) -> None:
-        schema = create.this
-        if (create.kind or "").upper() != "TABLE":
-            return
-        like = create.find(exp.LikeProperty)
-        if isinstance(schema, exp.Table) and like is not None and isinstance(like.this, exp.Table):
-            template = ctx.table_name(like.this)  # CREATE TABLE t LIKE s: t has s's columns
-            known = self.types(template)
-            if known is not None:
-                self.add(ctx.table_name(schema), known, _DDL, partitions=self.partition_columns(template))
-            return
-        table = schema.this if isinstance(schema, exp.Schema) else None
-        if not isinstance(table, exp.Table):
-            return
-        columns = _column_defs(schema, ctx)
-        partitions: Columns = {}
-        for prop in create.find_all(exp.PartitionedByProperty):
-            if isinstance(prop.this, exp.Schema):
-                partitions.update(_column_defs(prop.this, ctx))
-        if columns or partitions:
-            # Hive lists partition columns apart from the others; a SELECT feeds them last.
-            self.add(ctx.table_name(table), {**columns, **partitions}, _DDL, partitions=partitions)
+        For a catalog that holds a schema file and nothing else, the digest of the file's text: the same text
+        makes the same catalog, and is hashed at a tenth of the cost.
+        """
+        if self._text_digest is not None:
+            return self._text_digest
+        state = ([sorted(layer.items()) for layer in self._layers], sorted(self._partitions.items()))
+        return hashlib.sha256(json.dumps(state).encode()).hexdigest()
 
 
-def _column_defs(schema: exp.Schema, ctx: Context) -> Columns:
-    found: Columns = {}
-    dialect = ctx.profile.sqlglot_dialect
-    for item in schema.expressions:
-        if isinstance(item, exp.ColumnDef):
-            kind = item.args.get("kind")
-            found[ctx.fold(item.this)] = _type_name(kind, dialect) if isinstance(kind, exp.DataType) else None
-        elif isinstance(item, exp.Identifier):  # PARTITIONED BY (dt) of an earlier-declared column
-            found[ctx.fold(item)] = None
-    return found
+def _json(text: str, path: str | os.PathLike[str]) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SchemaError(f"{path}: {error}") from error
 
 
-_TYPE_NAMES: dict[tuple[str, object, tuple[str, ...]], str] = {}
+def _yaml(text: str, path: str | os.PathLike[str]) -> object:
+    import yaml  # only a YAML schema pays for it
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise SchemaError(f"{path}: {error}") from error
 
 
-def _type_name(kind: exp.DataType, dialect: str) -> str:
-    """A column type as the dialect writes it; generating SQL is slow, and DDL repeats a few types."""
-    if kind.args.get("nested"):
-        return kind.sql(dialect)
-    params = tuple(p.name if isinstance(p, exp.DataTypeParam) else p.sql(dialect) for p in kind.expressions)
-    key = (dialect, kind.this, params)
-    name = _TYPE_NAMES.get(key)
-    if name is None:
-        name = _TYPE_NAMES[key] = kind.sql(dialect)
-    return name
+def _nests(mapping: Mapping[Any, Any]) -> bool:
+    """Whether a mapping holds mappings or lists: a level above the columns.  Tested once per type of value
+    (a table's values are mostly all strings), not once per value."""
+    return any(issubclass(kind, (Mapping, list)) for kind in set(map(type, mapping.values())))
 
 
 def _candidate_keys(table: str) -> tuple[str, ...]:
@@ -239,14 +201,13 @@ def _candidate_keys(table: str) -> tuple[str, ...]:
     return tuple(keys)
 
 
-def _flatten(node: Mapping[str, Any], prefix: tuple[str, ...]) -> Iterable[tuple[str, Columns | list[str]]]:
-    """Walk nested mappings down to the column level; the keys on the way make the table name."""
+def _flatten(node: Mapping[str, Any], prefix: tuple[str, ...]) -> Iterable[tuple[str, Mapping[Any, Any] | list[Any]]]:
+    """Walk nested mappings down to the column level; the keys on the way make the table name.  The columns
+    are yielded as found, ``add`` makes strings of them."""
     for key, value in node.items():
         path = (*prefix, str(key))
-        if isinstance(value, list):
-            yield ".".join(path), [str(item) for item in value]
-        elif isinstance(value, Mapping) and value and all(not isinstance(v, (Mapping, list)) for v in value.values()):
-            yield ".".join(path), {str(name): (str(kind) if kind is not None else None) for name, kind in value.items()}
+        if isinstance(value, list) or (isinstance(value, Mapping) and value and not _nests(value)):
+            yield ".".join(path), value
         elif isinstance(value, Mapping):
             if len(path) >= 4:
                 raise SchemaError(f"{'.'.join(path)}: nested deeper than catalog.schema.table")

@@ -19,9 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from lineage_cli.harvest.jinja import has_jinja, render_jinja
 from lineage_cli.harvest.params import Placeholders
 
 _PLACEHOLDER = re.compile(
@@ -29,6 +26,8 @@ _PLACEHOLDER = re.compile(
     r"|#(?P<hash>[A-Za-z_]\w*)#"
     r"|\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}"
 )
+# Where a Jinja tag opens: a text without one has no Jinja, and rendering it does not import jinja2 (``jinja.py``).
+JINJA_OPEN = re.compile(r"\{\{|\{%|\{#")
 
 
 def substitute(sql: str, variables: Mapping[str, object] | None) -> str:
@@ -83,7 +82,9 @@ def render(
     """
     values = {str(name): _one_line(value) for name, value in (variables or {}).items()}
     lines, warnings = None, []
-    if has_jinja(sql):
+    if JINJA_OPEN.search(sql) is not None:
+        from lineage_cli.harvest.jinja import render_jinja
+
         output = render_jinja(sql, values, relations)
         sql, warnings = output.text, output.warnings
         lines = None if output.lines == list(range(1, len(output.lines) + 1)) else output.lines
@@ -97,7 +98,12 @@ def read_vars_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[s
 
     Values are substituted; a default only says where a placeholder without a value points to.
     """
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    import yaml  # only a run given a vars file pays for it
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise ValueError(f"{path}: {error}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of variable names to values")
     defaults = data.pop("defaults", None) if isinstance(data.get("defaults"), dict) else None

@@ -1,0 +1,76 @@
+"""What the schema catalog learns from analysed statements: the columns ``CREATE TABLE`` DDL declares
+(``CREATE TABLE ... LIKE`` included) and the output columns of a CTAS, view or ``SELECT INTO``.
+
+Apart from ``schema.py`` because it reads syntax trees: a harvest that recalls its last result, or
+reads a schema file, imports no parser.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from lineage_cli.harvest.columns import output_columns
+from lineage_cli.harvest.schema import DDL, OBSERVED, Columns, SchemaCatalog
+from lineage_cli.harvest.statements import Context, StatementLineage
+
+_OUTPUT_TYPES = ("ctas", "view", "alter_view", "select_into")
+_TYPE_NAMES: dict[tuple[str, object, tuple[str, ...]], str] = {}
+
+
+def observe(catalog: SchemaCatalog, expression: exp.Expression, lineage: StatementLineage | None, ctx: Context) -> None:
+    """Teach ``catalog`` one analysed statement: ``CREATE TABLE`` DDL, or the outputs of a CTAS/view/SELECT INTO."""
+    if isinstance(expression, exp.Create) and lineage is None:
+        _observe_ddl(catalog, expression, ctx)
+    elif lineage is not None and lineage.type in _OUTPUT_TYPES:
+        for write in lineage.writes:
+            names = output_columns(write, ctx, catalog)
+            if names is not None:
+                catalog.add(write.target, names, OBSERVED)
+
+
+def _observe_ddl(catalog: SchemaCatalog, create: exp.Create, ctx: Context) -> None:
+    schema = create.this
+    if (create.kind or "").upper() != "TABLE":
+        return
+    like = create.find(exp.LikeProperty)
+    if isinstance(schema, exp.Table) and like is not None and isinstance(like.this, exp.Table):
+        template = ctx.table_name(like.this)  # CREATE TABLE t LIKE s: t has s's columns
+        known = catalog.types(template)
+        if known is not None:
+            catalog.add(ctx.table_name(schema), known, DDL, partitions=catalog.partition_columns(template))
+        return
+    table = schema.this if isinstance(schema, exp.Schema) else None
+    if not isinstance(table, exp.Table):
+        return
+    columns = _column_defs(schema, ctx)
+    partitions: Columns = {}
+    for prop in create.find_all(exp.PartitionedByProperty):
+        if isinstance(prop.this, exp.Schema):
+            partitions.update(_column_defs(prop.this, ctx))
+    if columns or partitions:
+        # Hive lists partition columns apart from the others; a SELECT feeds them last.
+        catalog.add(ctx.table_name(table), {**columns, **partitions}, DDL, partitions=partitions)
+
+
+def _column_defs(schema: exp.Schema, ctx: Context) -> Columns:
+    found: Columns = {}
+    dialect = ctx.profile.sqlglot_dialect
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            kind = item.args.get("kind")
+            found[ctx.fold(item.this)] = _type_name(kind, dialect) if isinstance(kind, exp.DataType) else None
+        elif isinstance(item, exp.Identifier):  # PARTITIONED BY (dt) of an earlier-declared column
+            found[ctx.fold(item)] = None
+    return found
+
+
+def _type_name(kind: exp.DataType, dialect: str) -> str:
+    """A column type as the dialect writes it; generating SQL is slow, and DDL repeats a few types."""
+    if kind.args.get("nested"):
+        return kind.sql(dialect)
+    params = tuple(p.name if isinstance(p, exp.DataTypeParam) else p.sql(dialect) for p in kind.expressions)
+    key = (dialect, kind.this, params)
+    name = _TYPE_NAMES.get(key)
+    if name is None:
+        name = _TYPE_NAMES[key] = kind.sql(dialect)
+    return name
