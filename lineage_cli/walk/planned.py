@@ -159,7 +159,7 @@ def _types(walk: Walk) -> int:
     if walk.vectorized:
         import numpy as np
 
-        values = np.unique(walk.columns()[4] & TYPE_MASK).tolist()
+        values = np.flatnonzero(np.bincount(walk.columns()[4] & TYPE_MASK, minlength=TYPE_MASK + 1)).tolist()
     else:
         values = {attributes & TYPE_MASK for attributes in set(walk.attributes)}
     return sum(1 << value for value in values)

@@ -119,20 +119,21 @@ def _fold_arrays(store: Store, walk: Walk) -> Walk:
     joined_a = np.repeat(a, count)
     joined_b = b.take(_expand(low, count))
     flagged = (attributes & DECLARED_BITS) != 0
-    declared_steps = np.union1d(targets[into_step & flagged], sources[from_step & flagged])
-    by_declared = np.isin(np.repeat(step_in, count), declared_steps)
+    declared_steps = _sorted_distinct(np.concatenate((targets[into_step & flagged], sources[from_step & flagged])))
+    by_declared = _within(declared_steps, np.repeat(step_in, count))
     parsed = _keys(np.concatenate((sources[direct], joined_a[~by_declared])),
                    np.concatenate((targets[direct], joined_b[~by_declared])))  # fmt: skip
     # parsed lineage wins: a pair only declared steps give stays declared
-    declared = np.setdiff1d(_keys(joined_a[by_declared], joined_b[by_declared]), parsed)
-    keys = np.union1d(parsed, declared)
+    declared = _keys(joined_a[by_declared], joined_b[by_declared])
+    declared = declared[~_within(parsed, declared)]
+    keys = _sorted_distinct(np.concatenate((parsed, declared)))
     dataset = kinds.take(nodes) != TRANSFORMATION
     return Walk(
         nodes=nodes[dataset],
         hops=(hops[dataset] + 1) // 2,
         sources=(keys >> 32).astype(np.int64),
         targets=(keys & LOW_32).astype(np.int64),
-        attributes=np.where(np.isin(keys, declared), DECLARED_FLOW, FLOW).astype(np.uint16),
+        attributes=np.where(_within(declared, keys), DECLARED_FLOW, FLOW).astype(np.uint16),
         ordered=True,
     )
 
@@ -141,7 +142,17 @@ def _keys(sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Distinct ``source << 32 | target`` keys, sorted (node ids are i4, so a key orders like the pair)."""
     import numpy as np
 
-    return np.unique(sources.astype(np.int64) << 32 | targets.astype(np.int64))
+    return _sorted_distinct(sources.astype(np.int64) << 32 | targets.astype(np.int64))
+
+
+def _within(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """For each of ``values``: is it one of ``sorted_values``?  (``np.isin`` by binary search, no hashing.)"""
+    import numpy as np
+
+    if not sorted_values.size:
+        return np.zeros(values.size, dtype=np.bool_)
+    position = np.minimum(np.searchsorted(sorted_values, values), sorted_values.size - 1)
+    return sorted_values.take(position) == values
 
 
 def _distinct_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
