@@ -59,14 +59,16 @@ def _plain(text: str) -> bool:
 def to_json(result: LineageResult) -> str:
     columns = result.columns()
     roots = _array(list(map(encode_basestring, result.roots)), "  ")
-    return (
-        f'{{\n  "direction": {_value(result.direction)},\n  "roots": {roots},\n'
-        f'  "nodes": {_nodes(columns)},\n'
-        f'  "edges": {_edges(columns)}\n}}\n'
-    )
+    # One join of every part: a 100,000-edge answer is some 15 MB of text, each copy of it costs
+    parts = [f'{{\n  "direction": {_value(result.direction)},\n  "roots": {roots},\n  "nodes": ']
+    parts += _nodes(columns)
+    parts.append(',\n  "edges": ')
+    parts += _edges(columns)
+    parts.append("\n}\n")
+    return "".join(parts)
 
 
-def _nodes(columns: ResultColumns) -> str:
+def _nodes(columns: ResultColumns) -> list[str]:
     members = [_strings('"name": ', columns.names), _strings('"kind": ', columns.kinds)]
     members.append(_Member('"depth": ', _numbers(columns.depths)))
     if columns.roles:
@@ -78,7 +80,7 @@ def _nodes(columns: ResultColumns) -> str:
     return _objects(members)
 
 
-def _edges(columns: ResultColumns) -> str:
+def _edges(columns: ResultColumns) -> list[str]:
     members = [_strings('"source": ', columns.sources), _strings('"target": ', columns.targets)]
     members.append(_strings('"type": ', columns.types))
     if any(columns.subtypes):
@@ -91,11 +93,11 @@ def _subtypes_text(subtypes: tuple[str, ...]) -> str:
     return f'{MEMBER}"subtypes": {_array(list(map(encode_basestring, subtypes)), "      ")}' if subtypes else ""
 
 
-def _objects(members: list[_Member]) -> str:
-    """A top-level array of objects with ``members``, one value of each per object."""
+def _objects(members: list[_Member]) -> list[str]:
+    """A top-level array of objects with ``members``, one value of each per object, as parts to join."""
     count = len(members[0].values)
     if not count:
-        return "[]"
+        return ["[]"]
     template: list[str | None] = []
     text, first = OBJECT_OPEN, True  # the constant text before the next value
     for member in members:
@@ -109,8 +111,9 @@ def _objects(members: list[_Member]) -> str:
     parts = template * count
     for slot, member in zip(range(1, stride, 2), members, strict=False):
         parts[slot::stride] = member.values
-    parts[-1] = text + OBJECT_CLOSE
-    return "[\n" + "".join(parts) + "\n  ]"  # type: ignore[arg-type] - every slot is filled
+    parts[-1] = text + OBJECT_CLOSE + "\n  ]"
+    parts.insert(0, "[\n")
+    return parts  # type: ignore[return-value] - every slot is filled
 
 
 def _numbers(values: list[int]) -> list[str]:
