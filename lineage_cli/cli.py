@@ -20,6 +20,10 @@ FORMATS = ("tree", "json", "tgf", "graphml", "dot")
 LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")  # walk/levels.py's, without importing it
 GROUP_BYS = ("schema", "workflow", "datamart")  # the levels walk/levels.py's groups() frames by
 RANKDIRS = ("LR", "TB")
+# Parameter types are stateless: one instance each, shared by every option (each one made costs a gettext lookup).
+OUTPUT_FILE = click.Path(dir_okay=False)
+EXISTING_FILE = click.Path(exists=True, dir_okay=False)
+EXISTING_PATH = click.Path(exists=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -29,7 +33,7 @@ def store_option(command: F) -> F:
         envvar="LINEAGE_STORE",
         default=DEFAULT_STORE,
         show_default=True,
-        type=click.Path(dir_okay=False),
+        type=OUTPUT_FILE,
         help="Store file (also LINEAGE_STORE).",
     )(command)
 
@@ -38,7 +42,7 @@ def output_options(command: F) -> F:
     command = click.option(
         "-o",
         "--output",
-        type=click.Path(dir_okay=False),
+        type=OUTPUT_FILE,
         help="Write to FILE; the format follows its extension.",
     )(command)
     return click.option(
@@ -80,7 +84,7 @@ def picture_options(command: F) -> F:
 def level_options(command: F) -> F:
     command = click.option(
         "--datamarts",
-        type=click.Path(exists=True, dir_okay=False),
+        type=EXISTING_FILE,
         help="YAML mapping of table name patterns to datamarts, for --level datamart.",
     )(command)
     return click.option(
@@ -104,13 +108,13 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, type=EXISTING_PATH)
 @click.option("--dialect", help="sqlglot dialect of the SQL (a file's `-- dialect: NAME` line wins).")
 @click.option("--default-schema", help="Schema for unqualified table names (`USE db` in a file wins).")
 @click.option(
     "--schema",
     "schema_file",
-    type=click.Path(exists=True, dir_okay=False),
+    type=EXISTING_FILE,
     help="Table columns: YAML or JSON, {schema.table: [col, ...]} or {schema: {table: {col: type}}}.",
 )
 @click.option(
@@ -124,19 +128,19 @@ def cli() -> None:
     "--vars",
     "var_files",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
+    type=EXISTING_FILE,
     help="YAML file of template variables, and of placeholder defaults under `defaults:` (repeatable; --var wins).",
 )
 @click.option(
     "--manifest",
     "manifest_file",
-    type=click.Path(exists=True, dir_okay=False),
+    type=EXISTING_FILE,
     help="Flow manifest (YAML or CSV): workflow, module, sql_file or sql, targets, declared sources, rows, frequency.",
 )
 @click.option(
     "--dbt",
     "dbt_path",
-    type=click.Path(exists=True),
+    type=EXISTING_PATH,
     help="dbt project (or its target/manifest.json): compiled models, sources and seeds.",
 )
 @store_option
@@ -208,7 +212,7 @@ def harvest(
 @click.option(
     "--schema",
     "schema_file",
-    type=click.Path(exists=True, dir_okay=False),
+    type=EXISTING_FILE,
     help="Table columns: YAML or JSON, {schema.table: [col, ...]} or {schema: {table: {col: type}}}.",
 )
 @click.option("--default-schema", help="Schema for unqualified table names.")
@@ -425,7 +429,7 @@ def walkplans(name: str | None) -> None:
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=EXISTING_FILE)
 @click.option(
     "--format",
     "fmt",
@@ -480,7 +484,7 @@ def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
     "--walkplan", help="With NAME: the walkplan (name or file) that picks the statements [default: transformations]."
 )
 @click.option("--arg", "args", multiple=True, metavar="NAME", help="Activate the plan's rules marked when_arg: NAME.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of standard output.")
+@click.option("-o", "--output", type=OUTPUT_FILE, help="Write to FILE instead of standard output.")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of the datasets (hive://cluster).")
 @click.option("--job-namespace", default="lineage", show_default=True, help="Namespace of the jobs.")
 @click.option(
@@ -540,7 +544,7 @@ def stats(store: str, verify: bool) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.argument("paths", nargs=-1, type=EXISTING_FILE)
 @click.option(
     "--base",
     metavar="REF",
@@ -548,9 +552,7 @@ def stats(store: str, verify: bool) -> None:
 )
 @store_option
 @click.option("--dialect", help="sqlglot dialect of the SQL (a file's `-- dialect: NAME` line wins).")
-@click.option(
-    "--schema", "schema_file", type=click.Path(exists=True, dir_okay=False), help="Tables' columns (YAML/JSON)."
-)
+@click.option("--schema", "schema_file", type=EXISTING_FILE, help="Tables' columns (YAML/JSON).")
 @click.option(
     "--format",
     "fmt",
