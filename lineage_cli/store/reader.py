@@ -15,7 +15,7 @@ import sys
 import zlib
 from bisect import bisect_right
 from collections.abc import Iterable
-from functools import cached_property
+from functools import cached_property, partialmethod
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lineage_cli.model import NodeKind
@@ -237,8 +237,9 @@ class Store:
         return [node for node in found if mapped.find(literal, at + offsets[node], at + offsets[node + 1]) >= 0]
 
     # -- queries -------------------------------------------------------------------------------------
-    def up(
+    def lineage(
         self,
+        direction: str,
         name_or_pattern: str,
         depth: int | None = None,
         walkplan: WalkPlan | str | None = None,
@@ -247,29 +248,16 @@ class Store:
         show_transformations: bool = False,
         predicates: bool = False,
     ) -> LineageResult:
-        """Everything upstream of the named nodes (a name, a name without its schema, or a LIKE pattern):
-        what ``lineage up`` prints.  ``walkplan`` is a built-in plan's name, a plan file or a ``WalkPlan``;
-        ``args`` turns on its rules marked ``when_arg``."""
+        """Everything ``direction`` ("up" or "down") of the named nodes (a name, a name without its schema,
+        or a LIKE pattern): what ``lineage up`` / ``lineage down`` print.  ``walkplan`` is a built-in plan's
+        name, a plan file or a ``WalkPlan``; ``args`` turns on its rules marked ``when_arg``."""
         from lineage_cli.walk.query import lineage
 
         shown = (show_transformations, predicates)
-        return lineage(self, name_or_pattern, "up", depth, *shown, walkplan, frozenset(args))
+        return lineage(self, name_or_pattern, direction, depth, *shown, walkplan, frozenset(args))
 
-    def down(
-        self,
-        name_or_pattern: str,
-        depth: int | None = None,
-        walkplan: WalkPlan | str | None = None,
-        *,
-        args: Iterable[str] = (),
-        show_transformations: bool = False,
-        predicates: bool = False,
-    ) -> LineageResult:
-        """Everything downstream of the named nodes: what ``lineage down`` prints (options as for ``up``)."""
-        from lineage_cli.walk.query import lineage
-
-        shown = (show_transformations, predicates)
-        return lineage(self, name_or_pattern, "down", depth, *shown, walkplan, frozenset(args))
+    up = partialmethod(lineage, "up")  # store.up(name_or_pattern, depth=None, walkplan=None, ...)
+    down = partialmethod(lineage, "down")
 
 
 def like_regex(pattern: str) -> re.Pattern[str]:
