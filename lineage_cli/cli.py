@@ -6,6 +6,7 @@ sqlglot and ``lineage --help`` pays for nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -593,4 +594,27 @@ def check(
 
 
 def main() -> None:
-    cli(prog_name="lineage")
+    """The console script: run the command, then leave without tearing the interpreter down.
+
+    By then every file a command wrote is closed; all that is left is freeing the answer's objects and
+    every module one by one, which costs a cold query more than its walk (~12 ms of a 110 ms ``lineage
+    up``).  So the standard streams are flushed and the process ends with the command's exit code.
+    """
+    try:
+        cli(prog_name="lineage")
+    except SystemExit as done:
+        code = _exit_status(done.code)
+    else:
+        code = 0
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):  # a reader that left early (`| head`), or closed
+            stream.flush()
+    os._exit(code)
+
+
+def _exit_status(code: object) -> int:
+    """The process status ``sys.exit(code)`` would give: an int as it is, None as 0, anything else printed, 1."""
+    if code is None or isinstance(code, int):
+        return code or 0
+    print(code, file=sys.stderr)
+    return 1

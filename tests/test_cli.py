@@ -115,10 +115,41 @@ def test_python_m_and_queries_never_import_sqlglot(tmp_path) -> None:
         [sys.executable, "-m", "lineage_cli", "harvest", str(WAREHOUSE), "-q"], check=True, env=env, capture_output=True
     )
     probe = (
-        "import sys\nfrom lineage_cli.cli import main\nsys.argv=['lineage','up','mart.sales_daily','--format','json']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import sys\nfrom lineage_cli.cli import cli\n"
+        "cli(['up', 'mart.sales_daily', '--format', 'json'], prog_name='lineage', standalone_mode=False)\n"
         "assert 'sqlglot' not in sys.modules, 'sqlglot imported on the query path'\n"
     )
     run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["roots"] == ["mart.sales_daily"]
+
+
+def test_the_console_script_keeps_exit_codes_and_whole_output_and_minds_an_early_closed_pipe(tmp_path) -> None:
+    """``main`` ends the process with os._exit: what it printed must be all there, and its status right."""
+    env = {**os.environ, "LINEAGE_STORE": str(tmp_path / "g.lin")}
+    env.pop("PYTHONUNBUFFERED", None)  # buffered standard streams, as a user's shell has them
+
+    def lineage(*arguments: str, **options: object) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "lineage_cli", *arguments]
+        return subprocess.run(command, env=env, capture_output=True, text=True, **options)  # type: ignore[call-overload]
+
+    edges = tmp_path / "edges.csv"
+    edges.write_text("source,target\n" + "".join(f"src.t{i},dst.t{i}\n" for i in range(2000)))
+    assert lineage("import", str(edges)).returncode == 0
+    whole = lineage("down", "src.%", "--format", "json")  # an answer larger than a pipe's buffer
+    assert whole.returncode == 0 and len(whole.stdout) > 1 << 17
+    assert json.loads(whole.stdout)["direction"] == "down"
+    small = lineage("up", "dst.t7", "--format", "json")  # a few hundred bytes: still in the buffer at the end
+    assert json.loads(small.stdout)["roots"] == ["dst.t7"]
+    assert lineage("up", "no.such_table").returncode == 1
+    assert lineage("up", "x", "--store", str(tmp_path / "none.lin")).returncode == 2
+    assert lineage("up").returncode == 2  # a usage error
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "lineage_cli", "down", "src.%", "--format", "json"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert reader.stdout is not None and reader.stderr is not None
+    assert reader.stdout.read(10)
+    reader.stdout.close()  # the reader leaves early, as `| head` does
+    assert "Traceback" not in reader.stderr.read().decode()
+    assert reader.wait() == 1  # click's status for a broken pipe

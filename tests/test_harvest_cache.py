@@ -289,12 +289,15 @@ def test_a_harvest_after_an_import_writes_the_harvested_graph_again(inputs: Path
     assert Path("graph.lin").read_bytes() == harvested
 
 
-# Runs ``lineage`` and, as it exits, names every module it imported.
+# Runs a ``lineage`` command and then names every module it imported (``main`` would leave at once: os._exit).
 _DRIVER = """
-import atexit, sys
-atexit.register(lambda: print("imported:", *sorted(sys.modules), file=sys.stderr))
-from lineage_cli.cli import main
-main()
+import sys
+from lineage_cli.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="lineage", standalone_mode=False)
+except SystemExit as done:
+    assert not done.code, done.code
+print("imported:", *sorted(sys.modules), file=sys.stderr)
 """
 
 
