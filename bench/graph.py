@@ -213,12 +213,16 @@ def queries(graph: Path, arrays: GraphArrays, rank: np.ndarray) -> list[Query]:
 
 
 # -- engines (each in a worker process) ---------------------------------------------------------------------
-def measure(run: Callable[[], Any], repeat: int, budget: float = 4.0) -> tuple[float, Any]:
-    """Median seconds of up to ``repeat`` runs after a warm-up run, stopping early past ``budget`` seconds."""
+def measure(run: Callable[[], Any], repeat: int, budget: float = 4.0, least: float = 0.3) -> tuple[float, Any]:
+    """Median seconds of ``repeat`` runs after a warm-up run (stopping early past ``budget`` seconds), or of as
+    many as fill ``least`` seconds: a query of a millisecond timed nine times is at the mercy of one slow
+    spell of a shared machine, timed a few hundred times it is not."""
     started = time.perf_counter()
     value = run()
     times: list[float] = []
-    while len(times) < repeat and (not times or time.perf_counter() - started < budget):
+    while not times or (
+        (len(times) < repeat or time.perf_counter() - started < least) and time.perf_counter() - started < budget
+    ):
         begin = time.perf_counter()
         value = run()
         times.append(time.perf_counter() - begin)
@@ -564,7 +568,8 @@ def print_targets(context: dict[str, Any], chosen: list[Query], engines: dict[st
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--small", action="store_true", help="a 100k-node / 500k-edge graph, for a quick run")
-    parser.add_argument("--repeat", type=int, default=9, help="timed runs per warm query and cold command")
+    parser.add_argument("--repeat", type=int, default=9, help="timed runs per warm query (at least)")
+    parser.add_argument("--cold-repeat", type=int, default=21, help="fresh processes per cold command")
     parser.add_argument("--no-import", action="store_true", help="skip timing `lineage import`")
     parser.add_argument("--no-networkx", action="store_true", help="skip networkx (its 5M-edge build is slow)")
     parser.add_argument("--worker", nargs=2, metavar=("ENGINE", "SPEC"), help=argparse.SUPPRESS)
@@ -593,7 +598,7 @@ def main(argv: list[str] | None = None) -> None:
     engines = interleaved(spec, library, args.repeat)
     if not args.no_networkx:
         engines["networkx"] = run_worker("networkx", {**spec, "repeat": min(args.repeat, 3)})
-    context["cold"] = cold_runs(store, sqlite, {q.key: q for q in chosen}, args.repeat)
+    context["cold"] = cold_runs(store, sqlite, {q.key: q for q in chosen}, args.cold_repeat)
     print_inputs(context, engines)
     print_queries(chosen, engines)
     print_cold(context["cold"])
