@@ -248,3 +248,14 @@ def test_merge_unions_nodes_and_ors_subtype_flags() -> None:
     assert merged.containers.tolist() == [-1, 0, -1]
     assert merged.edge_count == 1
     assert unpack_attributes(int(merged.attributes[0])) == (EdgeType.PREDICATE, Subtype.FILTER.bit | Subtype.JOIN.bit)
+
+
+def test_a_written_store_gets_the_mode_of_any_new_file_not_a_private_temporary_one(tmp_path) -> None:
+    import os
+
+    previous = os.umask(0o022)
+    try:
+        write_store(Graph(), tmp_path / "g.lin", {})
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "g.lin").stat().st_mode & 0o777 == 0o644

@@ -44,6 +44,7 @@ def write_store(graph: Graph | GraphArrays, path: str | os.PathLike[str], meta: 
     destination.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
     try:
+        os.fchmod(handle, _new_file_mode())  # a store is shared like any file, not private like a temporary one
         with os.fdopen(handle, "wb") as out:
             size = _write_file(out, sections, arrays.node_count, arrays.edge_count)
             out.flush()
@@ -54,6 +55,13 @@ def write_store(graph: Graph | GraphArrays, path: str | os.PathLike[str], meta: 
         raise
     _fsync_directory(destination.parent)
     return WrittenStore(destination, arrays.node_count, arrays.edge_count, size)
+
+
+def _new_file_mode() -> int:
+    """The mode ``open()`` would give a new file under this process's umask (``mkstemp`` gives 0600 whatever)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _build_sections(graph: GraphArrays, meta: dict[str, object]) -> dict[str, np.ndarray]:
