@@ -11,7 +11,7 @@ from lineage_cli.emit import style
 from lineage_cli.emit.formats import emit
 from lineage_cli.model import NodeKind
 from lineage_cli.store.reader import open_store
-from lineage_cli.walk.answer import node_roles
+from lineage_cli.store.roles import node_roles
 from lineage_cli.walk.query import lineage
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 from tests.walks import golden_edges

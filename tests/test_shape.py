@@ -120,10 +120,10 @@ def test_answer_matches_the_objects_built_one_by_one(tmp_path, monkeypatch) -> N
     for walk in both_ways(monkeypatch, store, 2, "up", traverse.ALL_TYPES):
         result = answer(store, walk)
         assert result.nodes == [
-            ResultNode("n0000", "table", 2),
+            ResultNode("n0000", "table", 2, role="source"),
             ResultNode("n0001", "transformation", 1, "etl/x.sql", 1),
-            ResultNode("n0002", "table", 0),
-            ResultNode("n0003", "column", 1),
+            ResultNode("n0002", "table", 0, role="terminal"),
+            ResultNode("n0003", "column", 1, role="source"),
         ]
         assert result.edges == [
             ResultEdge("n0000", "n0001", "read"),

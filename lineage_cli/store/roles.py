@@ -4,18 +4,21 @@ A *source* has no lineage edge (read, write, flow, projection, predicate) coming
 *terminal* none going out, an *isolated* node neither.  Only datasets and columns have roles;
 containment, statement membership and parameter defaults are structure, not lineage, and do not count.
 A role is a fact about the whole store, not about an answer: the writer stores it as one byte per node
-(``node_role``), so an answer's roles cost a lookup per node instead of a scan of its edges.
+(``node_role``), so an answer's roles cost a lookup per node instead of a scan of its edges
+(``node_roles``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.layout import TYPE_MASK
+from lineage_cli.store.layout import TYPE_MASK, StoreError
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from lineage_cli.store.reader import Store
 
 ROLES = ("source", "terminal", "isolated")
 # The stored code of a node's role: 1 * (no lineage in) + 2 * (no lineage out) for data nodes, 0 otherwise.
@@ -35,3 +38,15 @@ def role_codes(kinds: np.ndarray, sources: np.ndarray, targets: np.ndarray, attr
     has_out = np.bincount(sources[lineage], minlength=nodes) > 0
     codes = (~has_in).astype(np.uint8) + 2 * (~has_out).astype(np.uint8)
     return np.where(np.isin(kinds, DATA_KINDS), codes, 0).astype(np.uint8)
+
+
+def node_roles(store: Store, ids: Any) -> list[str | None]:  # noqa: ANN401 - list[int] or a numpy array
+    """The role of every node of ``ids`` (None for nodes without one), as the store records it."""
+    try:
+        if hasattr(ids, "take"):
+            import numpy as np
+
+            return np.array(ROLE_BY_CODE, dtype=object).take(store.numpy_array("node_role").take(ids)).tolist()
+        return list(map(ROLE_BY_CODE.__getitem__, map(store.array("node_role").__getitem__, ids)))
+    except IndexError:
+        raise StoreError(f"{store.path}: damaged store (a node role out of range); re-harvest to rebuild it") from None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lineage_cli.model import NodeKind, Subtype, schema_of
 from lineage_cli.store.reader import Store, like_regex
-from lineage_cli.walk.answer import node_roles
+from lineage_cli.store.roles import node_roles
 from lineage_cli.walk.errors import QueryError
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 

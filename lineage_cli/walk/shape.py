@@ -1,4 +1,4 @@
-"""From a walk to the answer: fold transformations away, name nodes and edges, dedupe and sort.
+"""From a walk to the answer: fold transformations away, name nodes and edges, dedupe and sort, add roles.
 
 Node ids are the ranks of the node names, so sorting by id sorts by name and the answer's order costs
 integer sorts only.  A vectorized walk (numpy arrays, from a wide walk) is shaped in numpy, a small one in
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lineage_cli.model import EdgeType, NodeKind, Subtype, subtypes_from_flags
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store
+from lineage_cli.store.roles import node_roles
 from lineage_cli.walk.result import ResultColumns
 from lineage_cli.walk.traverse import Walk
 
@@ -206,6 +207,7 @@ def _columns_of_lists(store: Store, walk: Walk) -> ResultColumns:
         kinds=_checked(list(map(_kind_labels().__getitem__, map(store.kinds.__getitem__, ids)))),
         depths=depths,
     )
+    _add_roles(store, ids, answer)
     if ids and _has_files(store) and max(map(store.array("node_file").__getitem__, ids)) >= 0:
         _add_provenance(store, ids, answer)
     sources, targets, details = _sorted_edges(walk)
@@ -259,6 +261,7 @@ def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
         kinds=_checked(kind_labels.take(store.numpy_array("node_kind").take(ids)).tolist()),
         depths=hops.take(order).tolist(),
     )
+    _add_roles(store, ids, answer)
     if _has_files(store) and (store.numpy_array("node_file").take(ids) >= 0).any():
         _add_provenance(store, ids.tolist(), answer)
     pairs, kinds, flags = _distinct_edges(sources, targets, attributes)
@@ -330,6 +333,13 @@ class _Names(dict[int, str]):
     def __missing__(self, node: int) -> str:
         name = self[node] = self.store.name(node)
         return name
+
+
+def _add_roles(store: Store, ids: Any, answer: ResultColumns) -> None:  # noqa: ANN401 - list[int] or array
+    """The nodes' roles in the whole graph, if any node has one."""
+    roles = node_roles(store, ids)
+    if any(roles):
+        answer.roles = roles
 
 
 def _has_files(store: Store) -> bool:
