@@ -27,8 +27,6 @@ from lineage_cli.model import EdgeType, NodeKind, Subtype, schema_of
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store, like_regex
 from lineage_cli.walk import shape
-from lineage_cli.walk.columns import PredicateTies
-from lineage_cli.walk.edges import TypedEdges
 from lineage_cli.walk.plan import Conditions, EdgeRule, WalkPlan, builtin_plan, resolve_plan
 from lineage_cli.walk.traverse import Walk, bfs
 
@@ -253,6 +251,10 @@ class _GeneralWalk:
     """One walk under a plan's rules; ``run`` returns it as a ``Walk`` of collected nodes and shown edges."""
 
     def __init__(self, store: Store, direction: str, rules: tuple[EdgeRule, ...], depth: int | None) -> None:
+        # only here: the frontier walk of every table query does not pay for their imports
+        from lineage_cli.walk.columns import PredicateTies
+        from lineage_cli.walk.edges import TypedEdges
+
         self.store, self.kinds, self.depth, self.up = store, store.kinds, depth, direction == "up"
         self.edges = TypedEdges(store)
         self.ties = PredicateTies(self.edges)
