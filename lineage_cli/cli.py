@@ -28,71 +28,72 @@ EXISTING_PATH = click.Path(exists=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def store_option(command: F) -> F:
-    return click.option(
-        "--store",
-        envvar="LINEAGE_STORE",
-        default=DEFAULT_STORE,
-        show_default=True,
-        type=OUTPUT_FILE,
-        help="Store file (also LINEAGE_STORE).",
-    )(command)
+def _together(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Options applied as one decorator, listed in ``--help`` in the order given."""
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
 
 
-def output_options(command: F) -> F:
-    command = click.option(
-        "-o",
-        "--output",
-        type=OUTPUT_FILE,
-        help="Write to FILE; the format follows its extension.",
-    )(command)
-    return click.option(
+store_option = click.option(
+    "--store",
+    envvar="LINEAGE_STORE",
+    default=DEFAULT_STORE,
+    show_default=True,
+    type=OUTPUT_FILE,
+    help="Store file (also LINEAGE_STORE).",
+)
+output_options = _together(
+    click.option(
         "--format",
         "fmt",
         type=click.Choice(FORMATS),
         help="Output format [default: tree on a terminal, json otherwise].",
-    )(command)
-
-
-def plan_options(command: F) -> F:
-    command = click.option(
+    ),
+    click.option("-o", "--output", type=OUTPUT_FILE, help="Write to FILE; the format follows its extension."),
+)
+plan_options = _together(
+    click.option(
+        "--walkplan",
+        metavar="NAME|FILE",
+        help="What to walk and show: a built-in plan (`lineage walkplans`) or a YAML/XML plan file.",
+    ),
+    click.option(
         "--arg",
         "plan_args",
         multiple=True,
         metavar="NAME",
         help="Turn on the walkplan's rules marked `when_arg: NAME` (repeatable).",
-    )(command)
-    return click.option(
-        "--walkplan",
-        metavar="NAME|FILE",
-        help="What to walk and show: a built-in plan (`lineage walkplans`) or a YAML/XML plan file.",
-    )(command)
-
-
-def picture_options(command: F) -> F:
-    command = click.option(
-        "--rankdir",
-        type=click.Choice(RANKDIRS),
-        help="DOT and pictures: data flows left to right (LR) or top to bottom (TB) [default: LR].",
-    )(command)
-    return click.option(
+    ),
+)
+picture_options = _together(
+    click.option(
         "--group-by",
         type=click.Choice(GROUP_BYS),
         help="GraphML and DOT: frame nodes by schema, workflow or datamart (--datamarts); columns in their tables.",
-    )(command)
-
-
-def level_options(command: F) -> F:
-    command = click.option(
-        "--datamarts",
-        type=EXISTING_FILE,
-        help="YAML mapping of table name patterns to datamarts, for --level datamart.",
-    )(command)
-    return click.option(
+    ),
+    click.option(
+        "--rankdir",
+        type=click.Choice(RANKDIRS),
+        help="DOT and pictures: data flows left to right (LR) or top to bottom (TB) [default: LR].",
+    ),
+)
+level_options = _together(
+    click.option(
         "--level",
         type=click.Choice(LEVELS),
         help="Roll the answer up: each node replaced by its table, schema, datamart, module or workflow.",
-    )(command)
+    ),
+    click.option(
+        "--datamarts",
+        type=EXISTING_FILE,
+        help="YAML mapping of table name patterns to datamarts, for --level datamart.",
+    ),
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
