@@ -380,8 +380,6 @@ def _python_hop(
     kept): translating a range's low bytes through it finds the kept entries in C, so a range of skipped
     entries costs no Python loop.  Kept ranges are copied whole (``tolist``), a single entry by index."""
     head, tail = adjacency.part == HEAD, adjacency.part == TAIL
-    if head and followed is None:
-        return _python_head_hop(adjacency, frontier, seen, edges)
     offsets, split, nodes, attrs = adjacency.offsets, adjacency.split, adjacency.neighbours, adjacency.attributes
     low_bytes = adjacency.low
     origins: list[int] = []
@@ -429,40 +427,6 @@ def _python_hop(
         neighbours += reached
         attributes += attrs[start:end].tolist()
         origins += [origin] * len(reached)
-        for neighbour in reached:
-            if not seen[neighbour]:
-                seen[neighbour] = 1
-                fresh.append(neighbour)
-    fresh.sort()
-    edges.append(origins, neighbours, attributes)
-    return fresh
-
-
-def _python_head_hop(adjacency: _Adjacency, frontier: list[int], seen: bytearray, edges: _Edges) -> list[int]:
-    """``_python_hop`` for a walk that keeps every table-level entry (a table lineage walk): the hot loop."""
-    offsets, split, nodes, attrs = adjacency.offsets, adjacency.split, adjacency.neighbours, adjacency.attributes
-    origins: list[int] = []
-    neighbours: list[int] = []
-    attributes: list[int] = []
-    fresh: list[int] = []
-    for origin in frontier:
-        count = split[origin]
-        if not count:
-            continue
-        start = offsets[origin]
-        if count == 1:
-            neighbour = nodes[start]
-            origins.append(origin)
-            neighbours.append(neighbour)
-            attributes.append(attrs[start])
-            if not seen[neighbour]:
-                seen[neighbour] = 1
-                fresh.append(neighbour)
-            continue
-        reached = nodes[start : start + count].tolist()
-        neighbours += reached
-        attributes += attrs[start : start + count].tolist()
-        origins += [origin] * count
         for neighbour in reached:
             if not seen[neighbour]:
                 seen[neighbour] = 1
