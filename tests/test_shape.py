@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,13 +17,13 @@ from hypothesis import strategies as st
 from lineage_cli.emit.jsonfmt import to_json
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.arrays import GraphArrays
-from lineage_cli.store.layout import pack_attributes
 from lineage_cli.store.reader import Store, longest_literal, open_store
 from lineage_cli.store.writer import write_store
 from lineage_cli.walk import planned, shape, traverse
 from lineage_cli.walk.query import TABLE_FLOW
 from lineage_cli.walk.result import ROLES, LineageResult, ResultEdge, ResultNode
 from lineage_cli.walk.traverse import Walk, bfs
+from tests.walks import write_graph
 
 KINDS = [NodeKind.TABLE, NodeKind.VIEW, NodeKind.TRANSFORMATION, NodeKind.COLUMN]
 EDGE = st.tuples(
@@ -34,26 +33,6 @@ EDGE = st.tuples(
     st.integers(0, 0xFFF),  # every subtype flag, DECLARED (bit 11) included
 )
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-
-
-def write_graph(path: Path, kinds: list[NodeKind], edges: list[tuple[int, int, int, int]]) -> Store:
-    """Nodes named in id order with ``kinds``; transformations get a file and line."""
-    nodes, count = len(kinds), len(edges)
-    steps = np.array([k == NodeKind.TRANSFORMATION for k in kinds])
-    arrays = GraphArrays(
-        names=[f"n{i:04d}" for i in range(nodes)],
-        kinds=np.array(kinds, dtype="u1"),
-        containers=np.full(nodes, -1, dtype="<i4"),
-        node_file=np.where(steps, 0, -1).astype("<i4"),
-        node_line=np.arange(nodes, dtype="<i4"),
-        files=["etl/x.sql"],
-        sources=np.array([s % nodes for s, _, _, _ in edges], dtype="<i4").reshape(count),
-        targets=np.array([t % nodes for _, t, _, _ in edges], dtype="<i4").reshape(count),
-        attributes=np.array([pack_attributes(k, f) for _, _, k, f in edges], dtype="<u2").reshape(count),
-        statements=np.full(count, -1, dtype="<i4"),
-    )
-    write_store(arrays, path, {})
-    return open_store(path)
 
 
 def both_ways(

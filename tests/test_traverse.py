@@ -11,41 +11,20 @@ import sys
 from collections import deque
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.arrays import GraphArrays
 from lineage_cli.store.layout import TABLE_LEVEL_MASK, TYPE_MASK, pack_attributes
-from lineage_cli.store.reader import Store, open_store
-from lineage_cli.store.writer import write_store
+from lineage_cli.store.reader import Store
 from lineage_cli.walk import traverse
 from lineage_cli.walk.traverse import ALL_TYPES, OTHER_TYPES, Walk, bfs
+from tests.walks import write_graph
 
 REPO = Path(__file__).resolve().parents[1]
 TYPES = [int(t) for t in EdgeType]
 EDGE = st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(TYPES), st.integers(0, 7))
-
-
-def write_graph(path: Path, nodes: int, edges: list[tuple[int, int, int, int]]) -> Store:
-    """A store of ``nodes`` tables named in id order and the given (source, target, type, flags) edges."""
-    count = len(edges)
-    arrays = GraphArrays(
-        names=[f"n{i:04d}" for i in range(nodes)],
-        kinds=np.full(nodes, NodeKind.TABLE, dtype="u1"),
-        containers=np.full(nodes, -1, dtype="<i4"),
-        node_file=np.full(nodes, -1, dtype="<i4"),
-        node_line=np.zeros(nodes, dtype="<i4"),
-        files=[],
-        sources=np.array([s % nodes for s, _, _, _ in edges], dtype="<i4").reshape(count),
-        targets=np.array([t % nodes for _, t, _, _ in edges], dtype="<i4").reshape(count),
-        attributes=np.array([pack_attributes(k, f) for _, _, k, f in edges], dtype="<u2").reshape(count),
-        statements=np.full(count, -1, dtype="<i4"),
-    )
-    write_store(arrays, path, {})
-    return open_store(path)
 
 
 def reference(store: Store, starts: list[int], direction: str, mask: int, max_hops: int | None) -> tuple:
@@ -89,7 +68,7 @@ def walk_with(monkeypatch: pytest.MonkeyPatch, width: int, *args: object) -> Wal
 def test_python_numpy_and_mixed_walks_are_the_same_walk_and_the_right_one(
     tmp_path_factory, monkeypatch, nodes, edges, starts, direction, mask, max_hops, switch
 ) -> None:
-    store = write_graph(tmp_path_factory.mktemp("g") / "g.lin", nodes, edges)
+    store = write_graph(tmp_path_factory.mktemp("g") / "g.lin", [NodeKind.TABLE] * nodes, edges)
     starts = [s % nodes for s in starts]
     python = walk_with(monkeypatch, 10**12, store, starts, direction, mask, max_hops)
     vectorized = walk_with(monkeypatch, 0, store, starts, direction, mask, max_hops)
@@ -104,7 +83,7 @@ def test_python_numpy_and_mixed_walks_are_the_same_walk_and_the_right_one(
 
 def test_walk_order_is_starts_then_each_hop_by_id(tmp_path, monkeypatch) -> None:
     edges = [(0, 5, EdgeType.FLOW, 0), (0, 3, EdgeType.FLOW, 0), (5, 1, EdgeType.FLOW, 0), (3, 1, EdgeType.FLOW, 0)]
-    store = write_graph(tmp_path / "g.lin", 6, edges)
+    store = write_graph(tmp_path / "g.lin", [NodeKind.TABLE] * 6, edges)
     for width in (10**12, 0):
         walk = walk_with(monkeypatch, width, store, [0], "down", EdgeType.FLOW.bit, None)
         assert walk.nodes == [0, 3, 5, 1] and walk.hops == [0, 1, 1, 2]
@@ -112,7 +91,7 @@ def test_walk_order_is_starts_then_each_hop_by_id(tmp_path, monkeypatch) -> None
 
 
 def test_a_walk_reads_as_lists_and_hands_over_arrays(tmp_path, monkeypatch) -> None:
-    store = write_graph(tmp_path / "g.lin", 4, [(0, 1, EdgeType.FLOW, 0), (1, 2, EdgeType.FLOW, 0)])
+    store = write_graph(tmp_path / "g.lin", [NodeKind.TABLE] * 4, [(0, 1, EdgeType.FLOW, 0), (1, 2, EdgeType.FLOW, 0)])
     walk = walk_with(monkeypatch, 0, store, [0], "down", ALL_TYPES, None)
     assert walk.vectorized
     nodes, hops, sources, targets, attributes = walk.columns()
@@ -160,7 +139,7 @@ def test_walks_give_their_scratch_maps_back_clear(tmp_path, monkeypatch) -> None
 
     rng = random.Random(7)
     edges = [(rng.randrange(60), rng.randrange(60), rng.choice(TYPES), 0) for _ in range(400)]
-    store = write_graph(tmp_path / "g.lin", 60, edges)
+    store = write_graph(tmp_path / "g.lin", [NodeKind.TABLE] * 60, edges)
     monkeypatch.setattr(traverse, "_SCRATCH", [])
     masks = [ALL_TYPES, TABLE_LEVEL_MASK, OTHER_TYPES, EdgeType.FLOW.bit, EdgeType.PROJECTION.bit]
     for _ in range(3):

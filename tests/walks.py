@@ -1,4 +1,4 @@
-"""What the walk tests share: the warehouse's golden lineage, closures over it, answers as sets."""
+"""What the walk tests share: the warehouse's golden lineage, closures over it, answers as sets, random stores."""
 
 from __future__ import annotations
 
@@ -6,6 +6,13 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
+from lineage_cli.model import NodeKind
+from lineage_cli.store.arrays import GraphArrays
+from lineage_cli.store.layout import pack_attributes
+from lineage_cli.store.reader import Store, open_store
+from lineage_cli.store.writer import write_store
 from tests.conftest import WAREHOUSE
 
 STATEMENTS = "fixtures/sql/warehouse/"  # statement nodes are named by their file relative to the repository
@@ -69,3 +76,23 @@ REVENUE_UPSTREAM = {
     ("ods.web_event.revenue", "ods.web_session.revenue", ("AGGREGATION",)),
     ("stg.web_clickstream.events", "ods.web_event.revenue", ("TRANSFORMATION",)),
 }
+
+
+def write_graph(path: Path, kinds: list[NodeKind], edges: list[tuple[int, int, int, int]]) -> Store:
+    """Nodes named in id order with ``kinds``; transformations get a file and line."""
+    nodes, count = len(kinds), len(edges)
+    steps = np.array([k == NodeKind.TRANSFORMATION for k in kinds])
+    arrays = GraphArrays(
+        names=[f"n{i:04d}" for i in range(nodes)],
+        kinds=np.array(kinds, dtype="u1"),
+        containers=np.full(nodes, -1, dtype="<i4"),
+        node_file=np.where(steps, 0, -1).astype("<i4"),
+        node_line=np.arange(nodes, dtype="<i4"),
+        files=["etl/x.sql"],
+        sources=np.array([s % nodes for s, _, _, _ in edges], dtype="<i4").reshape(count),
+        targets=np.array([t % nodes for _, t, _, _ in edges], dtype="<i4").reshape(count),
+        attributes=np.array([pack_attributes(k, f) for _, _, k, f in edges], dtype="<u2").reshape(count),
+        statements=np.full(count, -1, dtype="<i4"),
+    )
+    write_store(arrays, path, {})
+    return open_store(path)
