@@ -277,7 +277,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
         fmt: str | None,
         output: str | None,
     ) -> None:
-        from lineage_cli.walk.run import run_walk
+        from lineage_cli.walk.run import Shaping, run_walk
 
         if walkplan and (show_transformations or predicates):
             raise click.UsageError("--walkplan replaces --show-transformations and --predicates")
@@ -291,12 +291,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
                 output=output,
                 show_transformations=show_transformations,
                 predicates=predicates,
-                plan=walkplan,
-                args=plan_args,
-                level=level,
-                datamarts=datamarts,
-                group_by=group_by,
-                rankdir=rankdir,
+                shaping=Shaping(walkplan, plan_args, level, datamarts, group_by, rankdir),
             )
         )
 
@@ -367,7 +362,7 @@ def path(
       lineage path stg.pos_sales mart.sales_daily --all -o paths.graphml
       lineage path stg.pos_sales_line.unit_price mart.sales_daily.revenue_usd
     """
-    from lineage_cli.walk.run import run_path
+    from lineage_cli.walk.run import Shaping, run_path
 
     sys.exit(
         run_path(
@@ -379,12 +374,7 @@ def path(
             all_paths=all_paths,
             max_paths=max_paths,
             depth=depth,
-            plan=walkplan,
-            args=plan_args,
-            level=level,
-            datamarts=datamarts,
-            group_by=group_by,
-            rankdir=rankdir,
+            shaping=Shaping(walkplan, plan_args, level, datamarts, group_by, rankdir),
         )
     )
 

@@ -27,21 +27,18 @@ def run_walk(
     output: str | None,
     show_transformations: bool,
     predicates: bool,
-    plan: str | None = None,
-    args: tuple[str, ...] = (),
-    level: str | None = None,
-    datamarts: str | None = None,
-    group_by: str | None = None,
-    rankdir: str | None = None,
+    shaping: Shaping | None = None,
 ) -> int:
+    shaping = shaping or Shaping()
+
     def ask(store: Store) -> LineageResult:
         from lineage_cli.walk.query import lineage
 
-        shown = show_transformations or level in STEP_LEVELS
-        result = lineage(store, name, direction, depth, shown, predicates, plan, frozenset(args))
-        return _rolled_up(store, result, level, datamarts)
+        shown = show_transformations or shaping.lifts_steps
+        plan, args = shaping.plan, frozenset(shaping.args)
+        return shaping.rolled_up(store, lineage(store, name, direction, depth, shown, predicates, plan, args))
 
-    return _answer(store_path, ask, fmt, output, _Drawing(group_by, rankdir, datamarts))
+    return _answer(store_path, ask, fmt, output, shaping)
 
 
 def run_path(
@@ -53,23 +50,20 @@ def run_path(
     all_paths: bool,
     max_paths: int,
     depth: int | None,
-    plan: str | None = None,
-    args: tuple[str, ...] = (),
-    level: str | None = None,
-    datamarts: str | None = None,
-    group_by: str | None = None,
-    rankdir: str | None = None,
+    shaping: Shaping | None = None,
 ) -> int:
+    shaping = shaping or Shaping()
+
     def ask(store: Store) -> LineageResult:
         from lineage_cli.walk.paths import lineage_path
 
-        steps = level in STEP_LEVELS
-        found = lineage_path(store, source, target, plan, frozenset(args), depth, all_paths, max_paths, steps)
+        plan, args, steps = shaping.plan, frozenset(shaping.args), shaping.lifts_steps
+        found = lineage_path(store, source, target, plan, args, depth, all_paths, max_paths, steps)
         if not found.complete:
             print(f"showing the first {found.paths} paths; raise --max-paths for more", file=sys.stderr)
-        return _rolled_up(store, found.result, level, datamarts)
+        return shaping.rolled_up(store, found.result)
 
-    return _answer(store_path, ask, fmt, output, _Drawing(group_by, rankdir, datamarts))
+    return _answer(store_path, ask, fmt, output, shaping)
 
 
 def run_io(name: str, store_path: str, fmt: str | None, output: str | None) -> int:
@@ -99,21 +93,36 @@ def run_walkplans(name: str | None) -> int:
     return 0
 
 
-def _rolled_up(store: Store, result: LineageResult, level: str | None, datamarts: str | None) -> LineageResult:
-    if level is None:
-        return result
-    from lineage_cli.walk.levels import load_datamarts, rollup
+class Shaping:
+    """What the option groups ``up``, ``down`` and ``path`` share ask of an answer: the walkplan and its
+    arguments (``--walkplan``, ``--arg``), the roll-up (``--level``, ``--datamarts``) and how pictures are
+    drawn (``--group-by``, ``--rankdir``).  A plain class: start-up."""
 
-    return rollup(store, result, level, load_datamarts(datamarts) if datamarts else None)
+    __slots__ = ("plan", "args", "level", "datamarts", "group_by", "rankdir")
 
+    def __init__(
+        self,
+        plan: str | None = None,
+        args: tuple[str, ...] = (),
+        level: str | None = None,
+        datamarts: str | None = None,
+        group_by: str | None = None,
+        rankdir: str | None = None,
+    ) -> None:
+        self.plan, self.args, self.level, self.datamarts = plan, args, level, datamarts
+        self.group_by, self.rankdir = group_by, rankdir
 
-class _Drawing:
-    """``--group-by`` and ``--rankdir``: how GraphML, DOT and pictures are drawn (a plain class: start-up)."""
+    @property
+    def lifts_steps(self) -> bool:
+        """Whether the roll-up lifts statements (to modules or workflows): a walk must show them then."""
+        return self.level in STEP_LEVELS
 
-    __slots__ = ("group_by", "rankdir", "datamarts")
+    def rolled_up(self, store: Store, result: LineageResult) -> LineageResult:
+        if self.level is None:
+            return result
+        from lineage_cli.walk.levels import load_datamarts, rollup
 
-    def __init__(self, group_by: str | None = None, rankdir: str | None = None, datamarts: str | None = None) -> None:
-        self.group_by, self.rankdir, self.datamarts = group_by, rankdir, datamarts
+        return rollup(store, result, self.level, load_datamarts(self.datamarts) if self.datamarts else None)
 
     def picture(self, store: Store, result: LineageResult, fmt: str) -> Picture | None:
         """How GraphML, DOT and pictures of ``result`` are drawn; None for the other formats."""
@@ -139,7 +148,7 @@ def _answer(
     ask: Callable[[Store], LineageResult],
     fmt: str | None,
     output: str | None,
-    drawing: _Drawing | None = None,
+    shaping: Shaping | None = None,
 ) -> int:
     """Open the store, compute the answer, and print or write it; user errors exit 1, store errors 2."""
     from lineage_cli.emit.formats import RENDERED, emit, format_from_path
@@ -151,7 +160,7 @@ def _answer(
     try:
         store = open_store(store_path)
         result = ask(store)
-        picture = (drawing or _Drawing()).picture(store, result, chosen)
+        picture = (shaping or Shaping()).picture(store, result, chosen)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
