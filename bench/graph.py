@@ -40,7 +40,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-REPO = Path(__file__).resolve().parents[1]
+from processes import (  # bench/ is the script's folder, so on sys.path
+    BIN,
+    ENV,
+    GEN,
+    OUT,
+    REPO,
+    bench_parser,
+    cold,
+    timed_process,
+)
+
 if str(REPO) not in sys.path:  # run as a script: import the working tree's package
     sys.path.insert(0, str(REPO))
 
@@ -53,11 +63,6 @@ if TYPE_CHECKING:  # numpy stays out of the SQLite worker's peak RSS
 
     from lineage_cli.store.arrays import GraphArrays
 
-GEN = REPO / ".." / "shared" / "bench" / "gen_warehouse.py"
-# Processes run this tree's package, whichever one the `lineage` script was installed from.
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
-OUT = REPO / "bench-out"
-BIN = Path(sys.executable).parent
 # graph name -> (nodes, edges); g1m is the issue's 1M-node / 5M-edge graph
 SIZES = {"g1m": (1_000_000, 5_000_000), "g100k": (100_000, 500_000)}
 # gen_warehouse edge-type bit -> our edge type (its `lineage import` name is the type's label)
@@ -397,38 +402,7 @@ def run_worker(engine: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- processes ---------------------------------------------------------------------------------------------
-def timed_process(command: list[str]) -> tuple[float, float | None, subprocess.CompletedProcess[str]]:
-    """Wall seconds, peak RSS (MB) and outcome of one run of ``command``.
-
-    The RSS comes from /usr/bin/time: Linux starts a child's ru_maxrss at its parent's RSS (the high-water
-    mark survives fork and exec), and this bench's own RSS is large, but time's is tiny.
-    """
-    timer = shutil.which("time", path="/usr/bin:/bin")
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as report:
-        wrapped = [timer, "-f", "%M", "-o", report.name, *command] if timer else command
-        started = time.perf_counter()
-        done = subprocess.run(wrapped, capture_output=True, text=True, env=ENV)
-        seconds = time.perf_counter() - started
-        peak = int(report.read().split()[-1]) / 1024 if timer and done.returncode == 0 else None
-    return seconds, peak, done
-
-
-def cold(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float | None]]:
-    """Median wall seconds of ``repeat`` fresh processes of each command, and the peak RSS (MB) of one more.
-
-    Round-robin over the commands, so that a slow spell of a shared machine hits them all alike.
-    """
-    times: dict[str, list[float]] = {key: [] for key in commands}
-    for _ in range(repeat):
-        for key, command in commands.items():
-            started = time.perf_counter()
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
-            times[key].append(time.perf_counter() - started)
-    return {key: (statistics.median(times[key]), timed_process(command)[1]) for key, command in commands.items()}
-
-
 def cold_runs(store: Path, sqlite: Path, chosen: dict[str, Query], repeat: int) -> dict[str, tuple]:
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "lineage_cli")], check=True)
     lineage, python = [str(BIN / "lineage")], sys.executable
     up, down, out = chosen["c"], chosen["a"], str(OUT / "out.json")
     runs = {
@@ -566,7 +540,7 @@ def print_targets(context: dict[str, Any], chosen: list[Query], engines: dict[st
 
 # -- main --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--small", action="store_true", help="a 100k-node / 500k-edge graph, for a quick run")
     parser.add_argument("--repeat", type=int, default=9, help="timed runs per warm query (at least)")
     parser.add_argument("--cold-repeat", type=int, default=21, help="fresh processes per cold command")

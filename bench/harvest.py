@@ -11,7 +11,6 @@ Rates count the warehouse's lineage statements, as the issue's figures do.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -21,9 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-GEN = REPO / ".." / "shared" / "bench" / "gen_warehouse.py"
-OUT = REPO / "bench-out"
+from processes import GEN, OUT, warehouse_parser  # bench/ is the script's folder, so on sys.path
 
 
 def generate(tables: int, dialect: str) -> Path:
@@ -73,9 +70,7 @@ def parse_alone(warehouse: Path, dialect: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tables", type=int, default=2000)
-    parser.add_argument("--dialect", default="hive")
+    parser = warehouse_parser(__doc__)
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
 

@@ -17,16 +17,15 @@ run alone (``python bench/plans.py [--small]``) it times the deep-mart and hub q
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from processes import OUT, REPO, bench_parser  # bench/ is the script's folder, so on sys.path
+
 if str(REPO) not in sys.path:  # run as a script: import the working tree's package
     sys.path.insert(0, str(REPO))
 
@@ -37,8 +36,6 @@ from lineage_cli.walk.planned import plan_walk  # noqa: E402
 from lineage_cli.walk.query import TABLE_FLOW, lineage, resolve  # noqa: E402
 from lineage_cli.walk.result import LineageResult  # noqa: E402
 from lineage_cli.walk.traverse import bfs  # noqa: E402
-
-OUT = REPO / "bench-out"
 
 
 def interleaved_medians(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
@@ -87,7 +84,7 @@ def header() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--small", action="store_true", help="the 100k-node graph instead of the 1M-node one")
     parser.add_argument("--repeat", type=int, default=21)
     args, _ = parser.parse_known_args(argv)  # `make bench` passes BENCH_ARGS, meant for bench/graph.py, here too

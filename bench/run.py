@@ -11,16 +11,14 @@ then prints one table:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sqlite3
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from harvest import OUT, generate  # bench/ is the script's folder, so on sys.path
+from harvest import generate  # bench/ is the script's folder, so on sys.path
+from processes import BIN, OUT, cold, warehouse_parser
 
 SQLITE_UP = """
 import sqlite3, sys
@@ -50,16 +48,6 @@ def table_harvest(warehouse: Path, dialect: str) -> tuple[int, float, object]:
 
     result = harvest([warehouse / "sql"], dialect=dialect, columns=False)
     return result.statements, result.seconds, result
-
-
-def cold_runs(command: list[str], repeat: int) -> float:
-    """Median wall seconds of ``repeat`` fresh processes."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def sqlite_baseline(truth: dict, path: Path) -> Path:
@@ -92,10 +80,8 @@ def deepest_mart(truth: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tables", type=int, default=2000)
-    parser.add_argument("--dialect", default="hive")
-    parser.add_argument("--repeat", type=int, default=7)
+    parser = warehouse_parser(__doc__)
+    parser.add_argument("--repeat", type=int, default=21, help="fresh processes per cold command")
     args = parser.parse_args()
 
     warehouse = generate(args.tables, args.dialect)
@@ -109,11 +95,14 @@ def main() -> None:
     store = OUT / f"{warehouse.name}.lin"
     write_store(result.graph, store, {"default_schema": None})
     mart = deepest_mart(truth)
-    lineage_cmd = [str(Path(sys.executable).parent / "lineage"), "up", mart, "--store", str(store), "--format", "json"]
-    ours = cold_runs(lineage_cmd, args.repeat)
     db = sqlite_baseline(truth, OUT / f"{warehouse.name}.sqlite")
-    theirs = cold_runs([sys.executable, "-c", SQLITE_UP, str(db), mart], args.repeat)
-    python_alone = cold_runs([sys.executable, "-c", "pass"], args.repeat)
+    commands = {
+        "ours": [str(BIN / "lineage"), "up", mart, "--store", str(store), "--format", "json"],
+        "theirs": [sys.executable, "-c", SQLITE_UP, str(db), mart],
+        "python": [sys.executable, "-c", "pass"],
+    }
+    timed = cold(commands, args.repeat)
+    ours, theirs, python_alone = (timed[key][0] for key in commands)
 
     rows = [
         ("harvest, statements/s (all statements)", "sqlglot parse alone", parsed / parse_seconds,
