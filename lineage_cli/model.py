@@ -105,16 +105,31 @@ PREDICATE_SUBTYPES = (
 def schema_of(name: str, kind: NodeKind) -> str | None:
     """The schema of a dataset or a column: its name without the table (and column) part.
 
+    A file location (a path, a URI, a stage) is a dataset in no schema.
+
     >>> schema_of("dwh.sales", NodeKind.TABLE), schema_of("db.dwh.sales.id", NodeKind.COLUMN)
     ('dwh', 'db.dwh')
     >>> schema_of("sales", NodeKind.VIEW), schema_of("etl/x.sql:3", NodeKind.TRANSFORMATION)
+    (None, None)
+    >>> schema_of("s3://bucket/v1.2/out/", NodeKind.TABLE), schema_of("/data/in.csv", NodeKind.TABLE)
     (None, None)
     """
     if kind is NodeKind.COLUMN:
         name = name.rpartition(".")[0]
     elif not kind.is_dataset:
         return None
+    if _is_location(name):
+        return None
     return name.rpartition(".")[0] or None
+
+
+def _is_location(name: str) -> bool:
+    """Whether a dataset name is a file location (``s3://...``, ``/data/...``, ``@stage/...``), not a table.
+
+    >>> _is_location("hdfs://nn/out"), _is_location("@stage/in/"), _is_location("dwh.sales")
+    (True, True, False)
+    """
+    return "://" in name or name.startswith(("/", "@"))
 
 
 def subtypes_from_flags(flags: int) -> list[str]:

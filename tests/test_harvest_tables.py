@@ -124,6 +124,38 @@ def test_generated_warehouse_other_dialects(tmp_path, dialect) -> None:
             [("insert", ["d.t"], ["s.a"])],
         ),
         ("INSERT INTO d.t SELECT * FROM generate_series(1, 3) g", "postgres", [("insert", ["d.t"], [])]),
+        (
+            "SELECT * INTO dbo.all_films FROM dbo.films UNION ALL SELECT * FROM dbo.old_films",
+            "tsql",
+            [("select_into", ["dbo.all_films"], ["dbo.films", "dbo.old_films"])],
+        ),
+        # files: a location is a dataset named as written (case kept)
+        (
+            "INSERT OVERWRITE DIRECTORY 'hdfs://nn/Out/x' SELECT * FROM a.b",
+            "hive",
+            [("insert", ["hdfs://nn/Out/x"], ["a.b"])],
+        ),
+        ("LOAD DATA LOCAL INPATH '/data/in.csv' INTO TABLE a.b", "hive", [("load", ["a.b"], ["/data/in.csv"])]),
+        ("COPY a.b FROM 's3://bucket/in/'", "redshift", [("copy", ["a.b"], ["s3://bucket/in/"])]),
+        ("COPY (SELECT x FROM a.b) TO '/tmp/out.csv'", "postgres", [("copy", ["/tmp/out.csv"], ["a.b"])]),
+        ("COPY INTO a.b FROM @stage/in/ FILE_FORMAT = (TYPE = CSV)", "snowflake", [("copy", ["a.b"], ["@stage/in/"])]),
+        ("COPY INTO @stage/out/ FROM (SELECT x FROM a.b)", "snowflake", [("copy", ["@stage/out/"], ["a.b"])]),
+        (
+            "UNLOAD ('SELECT * FROM a.b WHERE k = ''x''') TO 's3://bucket/out/' IAM_ROLE 'r'",
+            "redshift",
+            [("unload", ["s3://bucket/out/"], ["a.b"])],
+        ),
+        # copies and swaps of whole tables
+        ("CREATE TABLE a.c CLONE a.b", "snowflake", [("clone", ["a.c"], ["a.b"])]),
+        ("ALTER TABLE a.b SWAP WITH a.b_staging", "snowflake", [("swap", ["a.b"], ["a.b_staging"])]),
+        ("ALTER TABLE a.b EXCHANGE PARTITION (dt='1') WITH TABLE a.b_new", "hive", [("swap", ["a.b"], ["a.b_new"])]),
+        # the statements of a procedure's body, each on its own
+        (
+            "CREATE PROCEDURE dbo.load_t AS BEGIN INSERT INTO dbo.t SELECT * FROM dbo.s; "
+            "BEGIN TRY UPDATE dbo.u SET x = 1; END TRY BEGIN CATCH SELECT 1; END CATCH; END",
+            "tsql",
+            [("insert", ["dbo.t"], ["dbo.s"]), ("update", ["dbo.u"], ["dbo.u"])],
+        ),
     ],
 )
 def test_statement_kinds(sql, dialect, expected) -> None:
@@ -133,9 +165,9 @@ def test_statement_kinds(sql, dialect, expected) -> None:
 def test_statements_without_lineage_add_nothing_and_raise_nothing() -> None:
     sql = """SET hive.exec.parallel=true; USE ods; ANALYZE TABLE a.b COMPUTE STATISTICS;
     DROP TABLE IF EXISTS a.b; TRUNCATE TABLE a.b; DESCRIBE a.b; GRANT SELECT ON TABLE a.b TO USER bob;
-    SELECT * FROM a.b; INSERT OVERWRITE DIRECTORY '/tmp/x' SELECT * FROM a.b"""
+    SELECT * FROM a.b; CREATE TABLE a.c LIKE a.b; CREATE FUNCTION f() RETURNS INT BEGIN RETURN 1; END"""
     script = analyze_script(sql, "<noise>", "hive")
-    assert (script.lineage, script.issues, script.statements) == ([], [], 9)
+    assert (script.lineage, script.issues, script.statements) == ([], [], 11)
 
 
 def test_use_sets_the_default_schema_for_later_statements() -> None:

@@ -99,6 +99,30 @@ def test_ambiguous_short_name_lists_candidates(tmp_path) -> None:
     assert caught.value.candidates == ["a.orders", "b.orders"]
 
 
+def test_file_locations_are_datasets_found_by_their_name_as_written(tmp_path) -> None:
+    from lineage_cli.harvest.assemble import Harvest
+    from lineage_cli.harvest.harvester import harvest_text
+    from lineage_cli.store.writer import write_store
+
+    result = Harvest()
+    sql = """LOAD DATA INPATH 'hdfs://nn/Landing/Orders' INTO TABLE stg.orders;
+    INSERT INTO dwh.orders SELECT * FROM stg.orders;
+    INSERT OVERWRITE DIRECTORY 'hdfs://nn/Exports/Orders' SELECT * FROM dwh.orders"""
+    harvest_text(sql, "load.sql", result, "hive")
+    write_store(result.graph, tmp_path / "g.lin", {})
+    store = open_store(tmp_path / "g.lin")
+    down = lineage(store, "hdfs://nn/Landing/Orders", "down")
+    assert {n.name: n.depth for n in down.nodes} == {
+        "hdfs://nn/Landing/Orders": 0,
+        "stg.orders": 1,
+        "dwh.orders": 2,
+        "hdfs://nn/Exports/Orders": 3,
+    }
+    with pytest.raises(NameNotFound) as caught:  # a location keeps its case
+        resolve(store, "hdfs://nn/exports/orders")
+    assert caught.value.suggestions[0] == "hdfs://nn/Exports/Orders"
+
+
 def test_a_pattern_over_columns_selects_columns(store) -> None:
     starts = resolve(store, "mart.sales_daily.revenue%")
     assert [store.name(n) for n in starts] == ["mart.sales_daily.revenue_usd"]

@@ -94,8 +94,42 @@ def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
     start = 0
     for cut in [*cuts, len(tokens)]:
         if cut > start:
-            yield tokens[start:cut]
+            yield _opened_block(tokens[start:cut])
         start = cut + 1
+
+
+# The body of a procedure, function or trigger is cut at its semicolons like any script, so its first
+# statement shares a piece with the routine's header (`CREATE PROCEDURE p() AS BEGIN INSERT ...`), and
+# a nested block's first statement with its BEGIN (`BEGIN TRY INSERT ...`, Oracle's `BEGIN INSERT ...`).
+_ROUTINES = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER"})
+_BLOCK_KEYWORDS = frozenset({"TRY", "CATCH", "ATOMIC"})  # BEGIN TRY / BEGIN CATCH (T-SQL), BEGIN ATOMIC
+# What may follow a BEGIN to be worth a statement of its own; anything else (control flow, RETURN ...)
+# stays with its header as before, which parses to no lineage rather than to a confusing error.
+_DATA_STATEMENTS = frozenset(
+    {"INSERT", "UPDATE", "DELETE", "MERGE", "WITH", "SELECT", "CREATE", "REPLACE", "COPY", "LOAD", "UNLOAD"}
+)
+
+
+def _opened_block(chunk: list[Token]) -> list[Token]:
+    """The data statement that follows the header of the routine or block ``chunk`` opens, else ``chunk``.
+
+    >>> tokens = Dialect.get_or_raise("tsql").tokenize("CREATE PROCEDURE p AS BEGIN INSERT INTO t SELECT 1")
+    >>> " ".join(t.text for t in _opened_block(tokens))
+    'INSERT INTO t SELECT 1'
+    >>> " ".join(t.text for t in _opened_block(Dialect.get_or_raise("tsql").tokenize("BEGIN TRANSACTION")))
+    'BEGIN TRANSACTION'
+    """
+    first = chunk[0].text.upper()
+    routine = first == "CREATE" and any(token.text.upper() in _ROUTINES for token in chunk[1:6])
+    if not routine and first != "BEGIN":
+        return chunk
+    begin = next((i for i, token in enumerate(chunk) if token.text.upper() == "BEGIN"), None)
+    if begin is None:
+        return chunk
+    start = begin + 1
+    while start < len(chunk) and chunk[start].text.upper() in _BLOCK_KEYWORDS:
+        start += 1
+    return chunk[start:] if start < len(chunk) and chunk[start].text.upper() in _DATA_STATEMENTS else chunk
 
 
 def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> ParsedStatement:

@@ -8,6 +8,7 @@ analysis carries a small mutable ``Context`` through a script.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -116,10 +117,19 @@ def _use(statement: exp.Use, ctx: Context) -> None:
 
 def _insert(statement: exp.Insert, ctx: Context) -> StatementLineage | None:
     target = _table_of(statement.this)
-    if target is None:  # INSERT OVERWRITE DIRECTORY and friends write no dataset
-        return None
+    if target is None:
+        return _into_location(statement, ctx)
     write = _write(statement, target, ctx, query=statement.expression)
     return StatementLineage("insert", [write], statement)
+
+
+def _into_location(statement: exp.Insert, ctx: Context) -> StatementLineage | None:
+    """``INSERT OVERWRITE [LOCAL] DIRECTORY 'path' SELECT ...``: the rows land in files at a location."""
+    directory = statement.this
+    location = _location(directory.this) if isinstance(directory, exp.Directory) else None
+    if location is None:
+        return None
+    return StatementLineage("insert", [Write(location, _read_tables(statement, ctx, skip=()))], statement)
 
 
 def _multi_insert(statement: exp.MultitableInserts, ctx: Context) -> StatementLineage | None:
@@ -138,29 +148,112 @@ def _multi_insert(statement: exp.MultitableInserts, ctx: Context) -> StatementLi
 def _create(statement: exp.Create, ctx: Context) -> StatementLineage | None:
     query = statement.expression
     target = _table_of(statement.this)
+    clone = statement.args.get("clone")
+    if isinstance(clone, exp.Clone) and target is not None:
+        return _clone(statement, target, clone, ctx)
     if not isinstance(query, exp.Query) or target is None:
-        return None  # plain DDL: no data flows
+        return None  # plain DDL (CREATE TABLE ... LIKE included: it copies no rows): no data flows
     is_view = (statement.kind or "").upper() == "VIEW"
     write = _write(statement, target, ctx, query=query, is_view=is_view)
     return StatementLineage("view" if is_view else "ctas", [write], statement)
 
 
+def _clone(statement: exp.Create, target: exp.Table, clone: exp.Clone, ctx: Context) -> StatementLineage | None:
+    """``CREATE TABLE t CLONE s`` (Snowflake, BigQuery, Databricks): ``t`` starts as a copy of ``s``'s rows,
+    column for column, as if written by ``SELECT * FROM s``."""
+    source = _table_of(clone.this)
+    if source is None:
+        return None
+    query = exp.select("*").from_(source.copy())
+    write = Write(ctx.table_name(target), [ctx.table_name(source)], target_node=target, query=query)
+    return StatementLineage("clone", [write], statement)
+
+
 def _alter(statement: exp.Alter, ctx: Context) -> StatementLineage | None:
-    query = next((a for a in statement.args.get("actions") or () if isinstance(a, exp.Query)), None)
+    actions = statement.args.get("actions") or ()
     target = _table_of(statement.this)
+    swap = next((a for a in actions if isinstance(a, exp.SwapTable)), None)
+    if swap is not None and target is not None:
+        return _swapped(statement, target, _table_of(swap.this), ctx)
+    query = next((a for a in actions if isinstance(a, exp.Query)), None)
     if (statement.args.get("kind") or "").upper() != "VIEW" or query is None or target is None:
         return None
     write = _write(statement, target, ctx, query=query, is_view=True)
     return StatementLineage("alter_view", [write], statement)
 
 
-def _select(statement: exp.Select, ctx: Context) -> StatementLineage | None:
-    into = statement.args.get("into")
-    target = _table_of(into.this) if isinstance(into, exp.Into) else None
+def _swapped(
+    statement: exp.Expression, target: exp.Table, source: exp.Table | None, ctx: Context
+) -> StatementLineage | None:
+    """``ALTER TABLE t SWAP WITH s`` (Snowflake), ``ALTER TABLE t EXCHANGE PARTITION (...) WITH TABLE s`` (Hive):
+    ``t`` takes the rows ``s`` held.  (A swap also hands ``t``'s old rows to ``s``, but the pattern is a staging
+    table swapped into place: the flow that matters is ``s -> t``.)"""
+    if source is None:
+        return None
+    write = Write(ctx.table_name(target), [ctx.table_name(source)], target_node=target)
+    return StatementLineage("swap", [write], statement)
+
+
+def _select(statement: exp.Query, ctx: Context) -> StatementLineage | None:
+    """``SELECT ... INTO t``; in a set operation, the first branch's INTO takes the whole result."""
+    target = _into_target(statement)
     if target is None:
         return None  # a plain query reads but writes nothing
     write = _write(statement, target, ctx, query=statement)
     return StatementLineage("select_into", [write], statement)
+
+
+def _into_target(statement: exp.Query) -> exp.Table | None:
+    first = statement
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    into = first.args.get("into") if isinstance(first, exp.Select) else None
+    return _table_of(into.this) if isinstance(into, exp.Into) else None
+
+
+def _load(statement: exp.LoadData, ctx: Context) -> StatementLineage | None:
+    """Hive ``LOAD DATA [LOCAL] INPATH 'path' INTO TABLE t``: the files at the path become rows of ``t``."""
+    target, location = _table_of(statement.this), _location(statement.args.get("inpath"))
+    if target is None or location is None:
+        return None
+    return StatementLineage("load", [Write(ctx.table_name(target), [location], target_node=target)], statement)
+
+
+def _copy(statement: exp.Copy, ctx: Context) -> StatementLineage | None:
+    """``COPY t FROM 'path'`` / ``COPY INTO t FROM @stage`` load files; ``COPY t TO 'path'`` and Snowflake's
+    ``COPY INTO 'path' FROM (SELECT ...)`` unload rows into files."""
+    files = statement.args.get("files") or []
+    written, read = ([statement.this], files) if statement.args.get("kind") else (files, [statement.this])
+    sources = sorted({name for node in read for name in _read_datasets(node, ctx)})
+    targets = sorted({name for node in written if (name := _dataset_or_location(node, ctx)) is not None})
+    writes = [Write(target, sources) for target in targets]
+    return StatementLineage("copy", writes, statement) if writes and sources else None
+
+
+def _read_datasets(node: exp.Expression, ctx: Context) -> list[str]:
+    """What a COPY reads from ``node``: a location, a table, or the tables a query reads."""
+    named = _dataset_or_location(node, ctx)
+    return [named] if named is not None else _read_tables(node, ctx, skip=())
+
+
+def _dataset_or_location(node: exp.Expression, ctx: Context) -> str | None:
+    table = _table_of(node)
+    return ctx.table_name(table) if table is not None else _location(node)
+
+
+def _location(node: exp.Expression | None) -> str | None:
+    """A file location as written: a path or URI literal (``'s3://bucket/dir/'``) or a stage (``@stage/dir/``).
+
+    Locations are dataset nodes named by the location itself; their case is kept, as file systems keep it.
+
+    >>> _location(sqlglot.parse_one("LOAD DATA INPATH 'hdfs://nn/In/' INTO TABLE t", read="hive").args["inpath"])
+    'hdfs://nn/In/'
+    """
+    if isinstance(node, exp.Table):
+        node = node.this
+    if isinstance(node, exp.Literal) and node.is_string or isinstance(node, exp.Var):
+        return node.name.strip() or None
+    return None
 
 
 def _merge(statement: exp.Merge, ctx: Context) -> StatementLineage | None:
@@ -188,15 +281,46 @@ def _self_reading(
 
 
 def _command(statement: exp.Command, ctx: Context) -> StatementLineage | None:
-    """sqlglot keeps ``REPLACE INTO`` as an opaque command; it is an INSERT that may overwrite rows."""
-    body = statement.expression.name if isinstance(statement.expression, exp.Literal) else ""
-    if statement.name.upper() != "REPLACE" or not body.upper().startswith("INTO"):
+    """Statements sqlglot keeps as opaque commands, read from their text: ``REPLACE INTO``, Redshift's
+    ``UNLOAD``, Hive's ``ALTER TABLE ... EXCHANGE PARTITION``."""
+    body = statement.expression.name if isinstance(statement.expression, exp.Literal) else str(statement.expression)
+    reader = _COMMANDS.get(statement.name.upper())
+    return reader(statement, body, ctx) if reader else None
+
+
+def _replace_into(statement: exp.Command, body: str, ctx: Context) -> StatementLineage | None:
+    """``REPLACE INTO``: an INSERT that may overwrite rows."""
+    if not body.upper().startswith("INTO"):
         return None
     insert = sqlglot.parse_one(f"INSERT {body}", read=ctx.profile.sqlglot_dialect)
     lineage = _insert(insert, ctx) if isinstance(insert, exp.Insert) else None
     if lineage is not None:
         lineage.type = "replace"
     return lineage
+
+
+_UNLOAD = re.compile(r"\s*\(\s*'((?:[^']|'')*)'\s*\)\s*TO\s+'([^']+)'", re.IGNORECASE)
+
+
+def _unload(statement: exp.Command, body: str, ctx: Context) -> StatementLineage | None:
+    """Redshift ``UNLOAD ('query') TO 's3://...'``: the query's rows land in files at the location."""
+    match = _UNLOAD.match(body)
+    if match is None:
+        return None
+    query = sqlglot.parse_one(match.group(1).replace("''", "'"), read=ctx.profile.sqlglot_dialect)
+    _survey(query, ctx)  # the query's CTEs are not datasets
+    return StatementLineage("unload", [Write(match.group(2), _read_tables(query, ctx, skip=()))], statement)
+
+
+_EXCHANGE = re.compile(r"\s*TABLE\s+(\S+)\s+EXCHANGE\s+PARTITION\s*\(.*\)\s*WITH\s+TABLE\s+(\S+)\s*$", re.I | re.S)
+
+
+def _exchange_partition(statement: exp.Command, body: str, ctx: Context) -> StatementLineage | None:
+    match = _EXCHANGE.match(body)
+    if match is None:
+        return None
+    target, source = (exp.to_table(name, dialect=ctx.profile.sqlglot_dialect) for name in match.groups())
+    return _swapped(statement, target, source, ctx)
 
 
 def _write(
@@ -214,9 +338,9 @@ def _target_nodes(statement: exp.Expression) -> tuple[exp.Table, ...]:
     """Every Table node of ``statement`` that is written, not read."""
     if isinstance(statement, exp.MultitableInserts):
         return tuple(t for b in statement.expressions if (t := _table_of(b.this)) is not None)
-    if isinstance(statement, exp.Select):
-        into = statement.args.get("into")
-        return (_table_of(into.this),) if isinstance(into, exp.Into) else ()
+    if isinstance(statement, (exp.Select, exp.SetOperation)):
+        target = _into_target(statement)
+        return (target,) if target is not None else ()
     if isinstance(statement, exp.Delete):
         return tuple(t for t in (_table_of(x) for x in statement.args.get("tables") or ()) if t) or (
             (_table_of(statement.this),) if _table_of(statement.this) else ()
@@ -260,6 +384,12 @@ def _resolve_alias(statement: exp.Expression, target: exp.Table | None) -> exp.T
 
 Handler = Callable[[exp.Expression, Context], StatementLineage | None]
 
+_COMMANDS: dict[str, Callable[[exp.Command, str, Context], StatementLineage | None]] = {
+    "REPLACE": _replace_into,
+    "UNLOAD": _unload,
+    "ALTER": _exchange_partition,
+}
+
 HANDLERS: dict[type[exp.Expression], Handler] = {
     exp.Use: _use,  # type: ignore[dict-item]
     exp.Insert: _insert,  # type: ignore[dict-item]
@@ -267,6 +397,11 @@ HANDLERS: dict[type[exp.Expression], Handler] = {
     exp.Create: _create,  # type: ignore[dict-item]
     exp.Alter: _alter,  # type: ignore[dict-item]
     exp.Select: _select,  # type: ignore[dict-item]
+    exp.Union: _select,  # type: ignore[dict-item]
+    exp.Intersect: _select,  # type: ignore[dict-item]
+    exp.Except: _select,  # type: ignore[dict-item]
+    exp.LoadData: _load,  # type: ignore[dict-item]
+    exp.Copy: _copy,  # type: ignore[dict-item]
     exp.Merge: _merge,  # type: ignore[dict-item]
     exp.Update: _update,  # type: ignore[dict-item]
     exp.Delete: _delete,  # type: ignore[dict-item]

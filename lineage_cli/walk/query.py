@@ -46,8 +46,10 @@ def resolve(store: Store, query: str) -> list[int]:
             raise NameNotFound(query, _closest(store, wanted.replace("%", "")))
         return datasets or found
     default_schema = store.meta.get("default_schema")
-    for candidate in (wanted, f"{default_schema}.{wanted}" if default_schema else None):
-        node = store.find(candidate) if candidate else None
+    # names are folded to lower case, but a file location keeps its case: the name as typed comes first
+    typed = query.strip()
+    for candidate in dict.fromkeys((typed, wanted, f"{default_schema}.{wanted}" if default_schema else typed)):
+        node = store.find(candidate)
         if node is not None and store.kind(node) in QUERYABLE:
             return [node]
     suffix = [n for n in store.like(f"%.{_escape_like(wanted)}") if store.kind(n) in QUERYABLE]
