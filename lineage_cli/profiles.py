@@ -35,6 +35,8 @@ class DialectProfile:
     count_functions: frozenset[str] = frozenset()
     aggregate_functions: frozenset[str] = frozenset()
     placeholder_styles: tuple[str, ...] = ()
+    # T-SQL ends a statement where the next one starts, semicolon or not, and a batch at a `GO` line
+    optional_semicolons: bool = False
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -94,6 +96,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         count_functions=_lower_set(data.get("count_functions")),
         aggregate_functions=_lower_set(data.get("aggregate_functions")),
         placeholder_styles=tuple(data.get("placeholder_styles") or ()),
+        optional_semicolons=bool(data.get("optional_semicolons", False)),
     )
 
 

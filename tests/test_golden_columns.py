@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from golden import FOLDER, load_cases  # noqa: E402
 
 from lineage_cli.harvest.split import parse_script  # noqa: E402
+from lineage_cli.profiles import load_profile  # noqa: E402
 
 CASES = load_cases()
 EDGE = re.compile(r"^(\?\.\S+|\S+) -> (\S+) (PROJECTION|PREDICATE)/([A-Z_]+)$")
@@ -62,7 +63,8 @@ def test_loader_reads_well_formed_cases():
             assert any(line.startswith(marker + " ") for line in case.expected), f"{case.id}: {marker} not in edges"
 
 
-WHOLE = ("errors.sql", "procedures.sql")  # cases sqlglot cannot parse whole, on purpose or for want of PL/SQL
+# sqlglot cannot parse these whole: errors on purpose; PL/SQL and T-SQL routines, T-SQL without semicolons
+WHOLE = ("errors.sql", "procedures.sql", "tsql_batches.sql")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.file not in WHOLE], ids=lambda c: c.id)
@@ -70,10 +72,11 @@ def test_loader_sql_parses_with_sqlglot(case):
     sqlglot.parse(substitute(case.sql, case.vars), read=case.dialect)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.file == "procedures.sql"], ids=lambda c: c.id)
-def test_loader_procedure_bodies_parse_statement_by_statement(case):
-    """sqlglot reads no PL/SQL or T-SQL routine whole; each statement of a body parses on its own."""
-    statements = list(parse_script(case.sql, case.dialect))
+@pytest.mark.parametrize("case", [c for c in CASES if c.file in WHOLE[1:]], ids=lambda c: c.id)
+def test_loader_routines_and_batches_parse_statement_by_statement(case):
+    """Each statement, as the splitter cuts them, parses with sqlglot on its own."""
+    optional = load_profile(case.dialect).optional_semicolons
+    statements = list(parse_script(case.sql, case.dialect, optional_semicolons=optional))
     assert [s.error for s in statements if s.error] == []
     assert sum(s.expression is not None for s in statements) > 1
 

@@ -165,9 +165,18 @@ def test_statement_kinds(sql, dialect, expected) -> None:
 def test_statements_without_lineage_add_nothing_and_raise_nothing() -> None:
     sql = """SET hive.exec.parallel=true; USE ods; ANALYZE TABLE a.b COMPUTE STATISTICS;
     DROP TABLE IF EXISTS a.b; TRUNCATE TABLE a.b; DESCRIBE a.b; GRANT SELECT ON TABLE a.b TO USER bob;
-    SELECT * FROM a.b; CREATE TABLE a.c LIKE a.b; CREATE FUNCTION f() RETURNS INT BEGIN RETURN 1; END"""
+    SELECT 1; CREATE TABLE a.c LIKE a.b; CREATE FUNCTION f() RETURNS INT BEGIN RETURN 1; END"""
     script = analyze_script(sql, "<noise>", "hive")
     assert (script.lineage, script.issues, script.statements) == ([], [], 11)
+
+
+def test_a_query_reads_but_adds_no_lineage() -> None:
+    sql = "WITH r AS (SELECT * FROM a.b) SELECT r.x FROM r JOIN a.c ON r.k = c.k UNION SELECT y FROM a.d"
+    script = analyze_script(sql, "q.sql", "hive")
+    assert [(s.type, s.targets, s.sources) for s in script.lineage] == [("select", [], ["a.b", "a.c", "a.d"])]
+    result = Harvest()
+    harvest_text(sql, "q.sql", result, "hive")
+    assert (result.lineage_statements, len(result.graph.kinds)) == (0, 0)
 
 
 def test_use_sets_the_default_schema_for_later_statements() -> None:
@@ -235,3 +244,10 @@ def test_parse_errors_point_at_the_start_of_the_offending_token() -> None:
     script = analyze_script("INSERT INTO a.t SELECT * FROM a.s;\nINSERT INTO a.u SELECT FROM WHERE;\n", "f.sql", "hive")
     (error,) = script.issues
     assert (error.line, error.col) == (2, 29)  # 'WHERE' spans columns 29-33
+
+
+def test_a_missing_semicolon_is_an_error_where_the_dialect_needs_one() -> None:
+    sql = "INSERT INTO a.t SELECT x FROM a.s\nINSERT INTO a.u SELECT y FROM a.s\n"
+    hive, tsql = analyze_script(sql, "x.sql", "hive"), analyze_script(sql, "x.sql", "tsql")
+    assert ([i.line for i in hive.issues], hive.lineage) == ([2], [])
+    assert (tsql.issues, [s.targets for s in tsql.lineage]) == ([], [["a.t"], ["a.u"]])

@@ -105,6 +105,8 @@ def add_script(
     into.issues.extend(issues)
     made: list[str] = []
     for statement in lineage:
+        if not statement.writes:
+            continue  # a query: it reads, but adds no lineage
         made.extend(add_statement(into.graph, file, statement.line, statement))
         into.lineage_statements += 1
         into.statement_types[statement.type] += 1

@@ -333,7 +333,10 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     catalog = SchemaCatalog()
     # Rendered like the analysis renders it, so a table declared under a placeholder has the same token name.
     text = render(sql, dict(options.variables), dict(options.relations)).text
-    for parsed in parse_script(text, profile.sqlglot_dialect, keep=_is_ddl_or_use):
+    statements = parse_script(
+        text, profile.sqlglot_dialect, keep=_is_ddl_or_use, optional_semicolons=profile.optional_semicolons
+    )
+    for parsed in statements:
         if parsed.expression is not None:
             if parsed.expression.key == "use":
                 ctx.default_schema = ctx.fold(parsed.expression.this.args.get("this")) or ctx.default_schema

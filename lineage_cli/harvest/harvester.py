@@ -22,7 +22,7 @@ from lineage_cli.harvest.observe import observe
 from lineage_cli.harvest.params import default_name
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.split import parse_script
-from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement
+from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement, nested_statements
 from lineage_cli.harvest.templates import Rendered, render
 from lineage_cli.model import Issue
 from lineage_cli.profiles import load_profile
@@ -69,12 +69,13 @@ def analyze_script(
     profile = load_profile(file_dialect(sql) or dialect)
     ctx = Context(profile, default_schema=default_schema)
     script = ScriptAnalysis()
-    for parsed in parse_script(sql, profile.sqlglot_dialect):
+    for parsed in parse_script(sql, profile.sqlglot_dialect, optional_semicolons=profile.optional_semicolons):
         script.statements += 1
         if parsed.error is not None:
             script.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
         elif parsed.expression is not None:
-            _analyze_one(parsed.expression, parsed.line, file, ctx, script, catalog)
+            for statement, line in nested_statements(parsed.expression, parsed.line):
+                _analyze_one(statement, line, file, ctx, script, catalog)
     return script
 
 

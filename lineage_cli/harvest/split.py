@@ -45,11 +45,14 @@ def parse_script(
     dialect: str,
     limits: Limits = DEFAULT_LIMITS,
     keep: Callable[[list[str]], bool] | None = None,
+    optional_semicolons: bool = False,
 ) -> Iterator[ParsedStatement]:
     """Parse every statement of ``sql``; yield one ``ParsedStatement`` per statement.
 
     ``keep``, when given, sees each statement's upper-cased token texts and decides whether
-    to parse it at all: a scan for DDL need not parse the DML around it.
+    to parse it at all: a scan for DDL need not parse the DML around it.  With
+    ``optional_semicolons`` (T-SQL), a `GO` line ends a batch and a statement ends where the
+    parser finds the next one beginning.
 
     >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
     [1, 3]
@@ -65,9 +68,17 @@ def parse_script(
     except TokenError:
         yield from _parse_pieces_separately(sql, engine, limits)
         return
-    for chunk in _split_tokens(tokens):
+    if optional_semicolons:
+        tokens, starts = _go_as_semicolons(tokens), _UNTERMINATED_STARTS
+    else:
+        starts = _DATA_STATEMENTS
+    for chunk in _split_tokens(tokens, starts):
         if keep is None or keep([token.text.upper() for token in chunk]):
-            yield _parse_chunk(chunk, sql, engine, limits)
+            if optional_semicolons:
+                for piece in _control_flow_pieces(chunk):
+                    yield from _parse_unterminated(piece, sql, engine, limits)
+            else:
+                yield _parse_chunk(chunk, sql, engine, limits)
 
 
 def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
@@ -88,13 +99,14 @@ def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
     return None
 
 
-def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
+def _split_tokens(tokens: list[Token], starts: frozenset[str]) -> Iterator[list[Token]]:
+    """Pieces of ``tokens`` between semicolons, each from the statement it holds (``_opened_block``)."""
     semicolon = TokenType.SEMICOLON
     cuts = [index for index, token in enumerate(tokens) if token.token_type is semicolon]
     start = 0
     for cut in [*cuts, len(tokens)]:
         if cut > start:
-            yield _opened_block(tokens[start:cut])
+            yield _opened_block(tokens[start:cut], starts)
         start = cut + 1
 
 
@@ -110,14 +122,14 @@ _DATA_STATEMENTS = frozenset(
 )
 
 
-def _opened_block(chunk: list[Token]) -> list[Token]:
+def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
     """The data statement that follows the header of the routine or block ``chunk`` opens, else ``chunk``.
 
     >>> tokens = Dialect.get_or_raise("tsql").tokenize("CREATE PROCEDURE p AS BEGIN INSERT INTO t SELECT 1")
-    >>> " ".join(t.text for t in _opened_block(tokens))
+    >>> " ".join(t.text for t in _opened_block(tokens, _DATA_STATEMENTS))
     'INSERT INTO t SELECT 1'
-    >>> " ".join(t.text for t in _opened_block(Dialect.get_or_raise("tsql").tokenize("BEGIN TRANSACTION")))
-    'BEGIN TRANSACTION'
+    >>> " ".join(t.text for t in _opened_block(Dialect.get_or_raise("tsql").tokenize("BEGIN TRAN"), _DATA_STATEMENTS))
+    'BEGIN TRAN'
     """
     first = chunk[0].text.upper()
     routine = first == "CREATE" and any(token.text.upper() in _ROUTINES for token in chunk[1:6])
@@ -129,7 +141,120 @@ def _opened_block(chunk: list[Token]) -> list[Token]:
     start = begin + 1
     while start < len(chunk) and chunk[start].text.upper() in _BLOCK_KEYWORDS:
         start += 1
-    return chunk[start:] if start < len(chunk) and chunk[start].text.upper() in _DATA_STATEMENTS else chunk
+    return chunk[start:] if start < len(chunk) and chunk[start].text.upper() in starts else chunk
+
+
+def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each `GO` that stands alone on its line (T-SQL's batch separator) as a semicolon."""
+    marked = list(tokens)
+    for index, token in enumerate(tokens):
+        if token.text.upper() != "GO":
+            continue
+        alone_before = index == 0 or tokens[index - 1].line < token.line
+        alone_after = index + 1 == len(tokens) or tokens[index + 1].line > token.line
+        if alone_before and alone_after:
+            marked[index] = Token(TokenType.SEMICOLON, ";", token.line, token.col, token.start, token.end)
+    return marked
+
+
+# Where a statement may begin: a parse that fails on one of these, outside parentheses, has found the
+# end of the statement before it (T-SQL needs no semicolon there).
+_STATEMENT_STARTS = frozenset(
+    {
+        "INSERT", "UPDATE", "DELETE", "MERGE", "SELECT", "WITH", "CREATE", "ALTER", "DROP", "TRUNCATE", "USE",
+        "DECLARE", "SET", "EXEC", "EXECUTE", "IF", "WHILE", "BEGIN", "END", "PRINT", "RETURN", "GRANT", "THROW",
+    }
+)  # fmt: skip
+
+
+# Words that begin a line only to begin a statement or a block (outside parentheses and CASE): without
+# semicolons, a piece is cut before each, so that control flow never hides inside an opaque command.
+# (INSERT, SELECT, SET, EXEC ... may continue the line before them: the parser finds those ends.)
+_LINE_STARTS = frozenset(
+    {"IF", "WHILE", "BEGIN", "END", "ELSE", "TRUNCATE", "DECLARE", "PRINT", "RETURN", "USE", "CREATE", "ALTER",
+     "DROP", "THROW", "RAISERROR", "GRANT"}
+)  # fmt: skip
+
+
+def _control_flow_pieces(chunk: list[Token]) -> Iterator[list[Token]]:
+    """``chunk`` cut before every line that begins with one of ``_LINE_STARTS``, each piece without the
+    ELSE or BEGIN that opens it (nothing is left of a lone ELSE)."""
+    depth = case = start = 0
+    for index, token in enumerate(chunk):
+        word = token.text.upper()
+        at_line_start = index > start and chunk[index - 1].line < token.line
+        if at_line_start and depth == 0 and case == 0 and word in _LINE_STARTS:
+            yield from _opened(chunk[start:index])
+            start = index
+        depth += (token.token_type is TokenType.L_PAREN) - (token.token_type is TokenType.R_PAREN)
+        case += (word == "CASE") - (word == "END" and case > 0)
+    yield from _opened(chunk[start:])
+
+
+def _opened(piece: list[Token]) -> Iterator[list[Token]]:
+    while piece and piece[0].text.upper() == "ELSE":
+        piece = piece[1:]
+    if piece:
+        yield _opened_block(piece, _UNTERMINATED_STARTS)
+
+
+def _parse_unterminated(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> Iterator[ParsedStatement]:
+    """The statements of ``chunk``, which need not end with semicolons: each failed parse that stopped at
+    the start of a statement is cut there, and both sides parsed again (a loop: a batch may hold thousands)."""
+    rest = chunk
+    while True:
+        statement = _parse_chunk(rest, sql, engine, limits)
+        if statement.error is not None:
+            cut = _next_statement(rest, statement)
+        elif isinstance(statement.expression, exp.Command):
+            cut = _next_line_statement(rest)  # an opaque command runs to the end of the piece: cut it short
+        else:
+            cut = None
+        if cut is None:
+            yield statement
+            return
+        yield _parse_chunk(rest[:cut], sql, engine, limits)
+        rest = _opened_block(rest[cut:], _UNTERMINATED_STARTS)
+
+
+def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
+    """Where the statement after the first one in ``chunk`` begins, judged by where ``failed``'s parse
+    stopped: at that token if a statement may begin there; else at the last ``IF`` or ``WHILE`` before it,
+    which the parser took for an alias (T-SQL reserves both: only a statement can begin with them)."""
+    depth, control = 0, None
+    for index, token in enumerate(chunk):
+        word = token.text.upper()
+        if index and depth == 0 and token.line == failed.error_line and _start_col(token) == failed.error_col:
+            return index if word in _STATEMENT_STARTS else control
+        if index and depth == 0 and word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS:
+            control = index
+        depth += (token.token_type is TokenType.L_PAREN) - (token.token_type is TokenType.R_PAREN)
+    return None
+
+
+# With semicolons optional, whatever follows a routine's BEGIN is a statement of its own (nothing else
+# would end it).
+_UNTERMINATED_STARTS = _STATEMENT_STARTS | _DATA_STATEMENTS
+
+
+def _next_line_statement(chunk: list[Token]) -> int | None:
+    """The first token after the first line of ``chunk`` that begins a line and a statement, outside
+    parentheses: where an opaque command (``SET NOCOUNT ON``, ``EXEC p``, ``PRINT 'x'``) ends."""
+    depth = 0
+    for index, token in enumerate(chunk):
+        starts_line = index and chunk[index - 1].line < token.line
+        if starts_line and depth == 0 and token.text.upper() in _STATEMENT_STARTS:
+            return index
+        depth += (token.token_type is TokenType.L_PAREN) - (token.token_type is TokenType.R_PAREN)
+    return None
+
+
+_CONTROL_FLOW = frozenset({"IF", "WHILE"})
+_OBJECT_WORDS = frozenset({"TABLE", "VIEW", "PROCEDURE", "PROC", "FUNCTION", "INDEX", "SCHEMA", "DATABASE", "TRIGGER"})
+
+
+def _start_col(token: Token) -> int:
+    return token.col - len(token.text) + 1
 
 
 def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> ParsedStatement:
@@ -183,7 +308,7 @@ def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Itera
         except TokenError as error:
             yield ParsedStatement(line=first_line, error=f"tokenizer error: {error}", error_line=first_line)
             continue
-        for chunk in _split_tokens(tokens):
+        for chunk in _split_tokens(tokens, _DATA_STATEMENTS):
             yield _parse_chunk(chunk, padded, engine, limits)
 
 

@@ -1,15 +1,16 @@
 """Table-level lineage of one parsed statement: what it writes and what it reads.
 
 One handler per statement kind, in an explicit registry (``HANDLERS``); statements
-without lineage (SET, DROP, ANALYZE, plain SELECT ...) have no handler and yield
-nothing.  ``USE db`` changes the default schema of the statements after it, so the
-analysis carries a small mutable ``Context`` through a script.
+without lineage (SET, DROP, ANALYZE ...) have no handler and yield nothing.  A plain query
+yields what it reads and no writes: ``lineage parse`` reports it, a harvest adds nothing.
+``USE db`` changes the default schema of the statements after it, so the analysis carries a
+small mutable ``Context`` through a script.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -35,11 +36,15 @@ class Write:
 
 @dataclass(slots=True)
 class StatementLineage:
-    type: str  # insert, ctas, view, alter_view, select_into, merge, update, delete, multi_insert, replace
+    """What one statement writes (``writes``) and reads; a query that writes nothing (``select``) only
+    ``reads``: it has no lineage of its own, but says which datasets it uses."""
+
+    type: str  # insert, ctas, view, ..., or select: a query that writes nothing
     writes: list[Write]
     expression: exp.Expression
     line: int = 0  # set by the script analysis: the line of the statement's first token
     columns: list[ColumnEdge] = field(default_factory=list)  # filled when column lineage is asked for
+    reads: list[str] = field(default_factory=list)  # what a query without writes reads
 
     @property
     def targets(self) -> list[str]:
@@ -47,7 +52,7 @@ class StatementLineage:
 
     @property
     def sources(self) -> list[str]:
-        return sorted({s for w in self.writes for s in w.sources})
+        return sorted({s for w in self.writes for s in w.sources}.union(self.reads))
 
 
 @dataclass(slots=True)
@@ -78,10 +83,29 @@ class Context:
         >>> ctx.table_name(sqlglot.parse_one("SELECT * FROM `Customer_Clean`", read="hive").find(exp.Table))
         'ods.customer_clean'
         """
+        location = _file_query_location(table)
+        if location is not None:
+            return location
         name = self.fold(table.args.get("this"))
         schema = self.fold(table.args.get("db")) or self.default_schema
         catalog = self.fold(table.args.get("catalog"))
         return ".".join(part for part in (catalog, schema, name) if part)
+
+
+# Spark and Databricks read and write files in place: ``SELECT * FROM parquet.`s3://bucket/dir/` ``.
+_FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "avro", "text", "delta", "binaryfile", "iceberg"})
+
+
+def _file_query_location(table: exp.Table) -> str | None:
+    """The location of a ``format.`path` `` table (Spark, Databricks), as written; None for a table.
+
+    >>> _file_query_location(sqlglot.parse_one("SELECT * FROM delta.`/mnt/Raw/events`", read="spark").find(exp.Table))
+    '/mnt/Raw/events'
+    """
+    name, schema = table.args.get("this"), table.args.get("db")
+    if not isinstance(name, exp.Identifier) or not name.quoted or "/" not in name.this or schema is None:
+        return None
+    return name.this if schema.name.lower() in _FILE_FORMATS and not table.args.get("catalog") else None
 
 
 def analyze_statement(expression: exp.Expression, ctx: Context) -> StatementLineage | None:
@@ -97,6 +121,43 @@ def analyze_statement(expression: exp.Expression, ctx: Context) -> StatementLine
     _survey(expression, ctx)
     handler = HANDLERS.get(type(expression))
     return handler(expression, ctx) if handler else None
+
+
+def nested_statements(expression: exp.Expression, line: int) -> Iterator[tuple[exp.Expression, int]]:
+    """``expression`` with its line, or, for control flow (``IF``, ``WHILE``, a ``BEGIN ... END`` block, a
+    routine parsed whole), the statements it holds, each with the line of its first name.
+
+    >>> statement = sqlglot.parse_one("IF @n > 0 BEGIN INSERT INTO a.t SELECT * FROM a.s END", read="tsql")
+    >>> [(inner.key, line) for inner, line in nested_statements(statement, 1)]
+    [('insert', 1)]
+    """
+    held = _held(expression)
+    if held is None:
+        yield expression, line
+        return
+    for inner in held:
+        yield from nested_statements(inner, _first_line(inner, line))
+
+
+def _held(expression: exp.Expression) -> list[exp.Expression] | None:
+    """The statements control flow holds (sqlglot parses T-SQL's IF and WHILE, and a routine whose body it
+    can read, into these); None for anything else."""
+    if isinstance(expression, exp.Block):
+        parts = expression.expressions
+    elif isinstance(expression, exp.IfBlock):
+        parts = [expression.args.get("true"), expression.args.get("false")]
+    elif isinstance(expression, exp.WhileBlock):
+        parts = [expression.args.get("body")]
+    elif isinstance(expression, exp.Create) and isinstance(expression.expression, exp.Block):
+        parts = [expression.expression]
+    else:
+        return None
+    return [part for part in parts if isinstance(part, exp.Expression)]
+
+
+def _first_line(expression: exp.Expression, default: int) -> int:
+    name = expression.find(exp.Identifier)
+    return name.meta.get("line", default) if name is not None else default
 
 
 def _survey(expression: exp.Expression, ctx: Context) -> None:
@@ -198,9 +259,16 @@ def _select(statement: exp.Query, ctx: Context) -> StatementLineage | None:
     """``SELECT ... INTO t``; in a set operation, the first branch's INTO takes the whole result."""
     target = _into_target(statement)
     if target is None:
-        return None  # a plain query reads but writes nothing
+        reads = _read_tables(statement, ctx, skip=())
+        return StatementLineage("select", [], statement, reads=reads) if reads else None
     write = _write(statement, target, ctx, query=statement)
     return StatementLineage("select_into", [write], statement)
+
+
+def _parenthesized(statement: exp.Subquery, ctx: Context) -> StatementLineage | None:
+    """``(SELECT ...)`` on its own: the query inside."""
+    inner = statement.unnest()
+    return _select(inner, ctx) if isinstance(inner, (exp.Select, exp.SetOperation)) else None
 
 
 def _into_target(statement: exp.Query) -> exp.Table | None:
@@ -265,8 +333,13 @@ def _update(statement: exp.Update, ctx: Context) -> StatementLineage | None:
 
 
 def _delete(statement: exp.Delete, ctx: Context) -> StatementLineage | None:
-    named = statement.args.get("tables") or [statement.this]  # T-SQL: DELETE alias FROM table alias ...
+    # T-SQL: DELETE alias FROM table alias ...; sqlglot reads `DELETE TOP (n) FROM t` as a delete from `TOP`
+    named = [t for t in statement.args.get("tables") or () if not _is_top(t)] or [statement.this]
     return _self_reading(statement, _resolve_alias(statement, _table_of(named[0])), ctx, "delete")
+
+
+def _is_top(table: exp.Expression) -> bool:
+    return isinstance(table, exp.Table) and table.name.upper() == "TOP" and not table.args.get("db")
 
 
 def _self_reading(
@@ -397,6 +470,7 @@ HANDLERS: dict[type[exp.Expression], Handler] = {
     exp.Create: _create,  # type: ignore[dict-item]
     exp.Alter: _alter,  # type: ignore[dict-item]
     exp.Select: _select,  # type: ignore[dict-item]
+    exp.Subquery: _parenthesized,  # type: ignore[dict-item]
     exp.Union: _select,  # type: ignore[dict-item]
     exp.Intersect: _select,  # type: ignore[dict-item]
     exp.Except: _select,  # type: ignore[dict-item]
