@@ -467,8 +467,8 @@ class _Block:
 
     def add_relation(self, node: exp.Expression, star: bool = True) -> None:
         """Register one FROM / JOIN / LATERAL item as a source."""
-        if isinstance(node, exp.Subquery) and not isinstance(node.this, exp.Query):
-            self.add_relation(node.this, star)  # parenthesised joins: (a JOIN b ON ...)
+        if isinstance(node, exp.Subquery) and not isinstance(node.unnest(), exp.Query):
+            self.add_relation(node.unnest(), star)  # parenthesised joins: (a JOIN b ON ...)
             return
         found = self._relation_source(node)
         if found is None:
@@ -590,7 +590,10 @@ class _SelectBlock(_Block):
             self.add_relation(lateral)
 
     def _relation_tree(self, node: exp.Expression, star: bool) -> None:
-        """A relation and the joins nested under it (MySQL UPDATE t JOIN s, Hive multi-insert FROM)."""
+        """A relation and the joins nested under it (MySQL UPDATE t JOIN s, Hive multi-insert FROM,
+        parenthesised joins ``((a JOIN b ON ...))``, which sqlglot nests under the first table)."""
+        if isinstance(node, exp.Subquery) and not isinstance(node.unnest(), exp.Query):
+            node = node.unnest()
         self.add_relation(node, star)
         for join in node.args.get("joins") or ():
             self._join(join)
