@@ -1,5 +1,6 @@
 """What the schema catalog learns from analysed statements: the columns ``CREATE TABLE`` DDL declares
-(``CREATE TABLE ... LIKE`` included) and the output columns of a CTAS, view, ``SELECT INTO`` or clone.
+(``CREATE TABLE ... LIKE`` included) and the output columns of a CTAS, view, ``SELECT INTO``, clone or
+Spark ``CACHE TABLE ... AS``.
 
 Apart from ``schema.py`` because it reads syntax trees: a harvest that recalls its last result, or
 reads a schema file, imports no parser.
@@ -13,7 +14,7 @@ from lineage_cli.harvest.columns import output_columns
 from lineage_cli.harvest.schema import DDL, OBSERVED, Columns, SchemaCatalog
 from lineage_cli.harvest.statements import Context, StatementLineage
 
-_OUTPUT_TYPES = ("ctas", "view", "alter_view", "select_into", "clone")
+_OUTPUT_TYPES = ("ctas", "view", "alter_view", "select_into", "clone", "cache")
 _TYPE_NAMES: dict[tuple[str, object, tuple[str, ...]], str] = {}
 
 

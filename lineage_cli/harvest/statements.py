@@ -87,6 +87,9 @@ class Context:
         if location is not None:
             return location
         name = self.fold(table.args.get("this"))
+        mark = _temporary_mark(table)
+        if mark:
+            return mark + name
         schema = self.fold(table.args.get("db")) or self.default_schema
         catalog = self.fold(table.args.get("catalog"))
         return ".".join(part for part in (catalog, schema, name) if part)
@@ -106,6 +109,15 @@ def _file_query_location(table: exp.Table) -> str | None:
     if not isinstance(name, exp.Identifier) or not name.quoted or "/" not in name.this or schema is None:
         return None
     return name.this if schema.name.lower() in _FILE_FORMATS and not table.args.get("catalog") else None
+
+
+def _temporary_mark(table: exp.Table) -> str:
+    """``#`` for T-SQL's local temporary tables, ``##`` for global ones, else nothing.  They keep their mark
+    and take no schema: ``#tmp`` is not the permanent ``dbo.tmp``."""
+    name = table.args.get("this")
+    if not isinstance(name, exp.Identifier) or table.args.get("db"):
+        return ""
+    return "##" if name.args.get("global_") else "#" if name.args.get("temporary") else ""
 
 
 def analyze_statement(expression: exp.Expression, ctx: Context) -> StatementLineage | None:
@@ -217,6 +229,14 @@ def _create(statement: exp.Create, ctx: Context) -> StatementLineage | None:
     is_view = (statement.kind or "").upper() == "VIEW"
     write = _write(statement, target, ctx, query=query, is_view=is_view)
     return StatementLineage("view" if is_view else "ctas", [write], statement)
+
+
+def _cache(statement: exp.Cache, ctx: Context) -> StatementLineage | None:
+    """Spark's ``CACHE TABLE t AS SELECT ...``: a temporary table of the query's rows, as a CTAS."""
+    query, target = statement.expression, _table_of(statement.this)
+    if not isinstance(query, exp.Query) or target is None:
+        return None  # CACHE TABLE t: keeps an existing table in memory
+    return StatementLineage("cache", [_write(statement, target, ctx, query=query)], statement)
 
 
 def _clone(statement: exp.Create, target: exp.Table, clone: exp.Clone, ctx: Context) -> StatementLineage | None:
@@ -475,6 +495,7 @@ HANDLERS: dict[type[exp.Expression], Handler] = {
     exp.Intersect: _select,  # type: ignore[dict-item]
     exp.Except: _select,  # type: ignore[dict-item]
     exp.LoadData: _load,  # type: ignore[dict-item]
+    exp.Cache: _cache,  # type: ignore[dict-item]
     exp.Copy: _copy,  # type: ignore[dict-item]
     exp.Merge: _merge,  # type: ignore[dict-item]
     exp.Update: _update,  # type: ignore[dict-item]
