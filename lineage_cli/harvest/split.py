@@ -3,6 +3,11 @@
 One broken statement must not cost the rest of the file, so the script is tokenized
 once, cut at top-level semicolons, and every piece is parsed separately.  Each piece
 keeps the line of its first token, which becomes the statement's provenance.
+
+A routine's body is cut like any script; a piece starts at its statement, not at the routine's
+header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicolons (T-SQL), `GO`
+lines end batches, lines that open control flow start new pieces, and a parse that stops where a
+statement begins is cut there (``_parse_unterminated``).
 """
 
 from __future__ import annotations
@@ -144,6 +149,31 @@ def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
     return chunk[start:] if start < len(chunk) and chunk[start].text.upper() in starts else chunk
 
 
+# -- statements without semicolons (T-SQL) ---------------------------------------------------------------
+
+# Where a statement may begin: a parse that fails on one of these, outside parentheses, has found the
+# end of the statement before it (T-SQL needs no semicolon there).
+_STATEMENT_STARTS = frozenset(
+    {
+        "INSERT", "UPDATE", "DELETE", "MERGE", "SELECT", "WITH", "CREATE", "ALTER", "DROP", "TRUNCATE", "USE",
+        "DECLARE", "SET", "EXEC", "EXECUTE", "IF", "WHILE", "BEGIN", "END", "PRINT", "RETURN", "GRANT", "THROW",
+    }
+)  # fmt: skip
+# Words that begin a line only to begin a statement or a block (outside parentheses and CASE): without
+# semicolons, a piece is cut before each, so that control flow never hides inside an opaque command.
+# (INSERT, SELECT, SET, EXEC ... may continue the line before them: the parser finds those ends.)
+_LINE_STARTS = frozenset(
+    {"IF", "WHILE", "BEGIN", "END", "ELSE", "TRUNCATE", "DECLARE", "PRINT", "RETURN", "USE", "CREATE", "ALTER",
+     "DROP", "THROW", "RAISERROR", "GRANT"}
+)  # fmt: skip
+# With semicolons optional, whatever follows a routine's BEGIN is a statement of its own (nothing else
+# would end it).
+_UNTERMINATED_STARTS = _STATEMENT_STARTS | _DATA_STATEMENTS
+# Reserved words only a statement begins with, unless an object word comes before (DROP TABLE IF EXISTS)
+_CONTROL_FLOW = frozenset({"IF", "WHILE"})
+_OBJECT_WORDS = frozenset({"TABLE", "VIEW", "PROCEDURE", "PROC", "FUNCTION", "INDEX", "SCHEMA", "DATABASE", "TRIGGER"})
+
+
 def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
     """``tokens`` with each `GO` that stands alone on its line (T-SQL's batch separator) as a semicolon."""
     marked = list(tokens)
@@ -157,36 +187,15 @@ def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
     return marked
 
 
-# Where a statement may begin: a parse that fails on one of these, outside parentheses, has found the
-# end of the statement before it (T-SQL needs no semicolon there).
-_STATEMENT_STARTS = frozenset(
-    {
-        "INSERT", "UPDATE", "DELETE", "MERGE", "SELECT", "WITH", "CREATE", "ALTER", "DROP", "TRUNCATE", "USE",
-        "DECLARE", "SET", "EXEC", "EXECUTE", "IF", "WHILE", "BEGIN", "END", "PRINT", "RETURN", "GRANT", "THROW",
-    }
-)  # fmt: skip
-
-
-# Words that begin a line only to begin a statement or a block (outside parentheses and CASE): without
-# semicolons, a piece is cut before each, so that control flow never hides inside an opaque command.
-# (INSERT, SELECT, SET, EXEC ... may continue the line before them: the parser finds those ends.)
-_LINE_STARTS = frozenset(
-    {"IF", "WHILE", "BEGIN", "END", "ELSE", "TRUNCATE", "DECLARE", "PRINT", "RETURN", "USE", "CREATE", "ALTER",
-     "DROP", "THROW", "RAISERROR", "GRANT"}
-)  # fmt: skip
-
-
 def _control_flow_pieces(chunk: list[Token]) -> Iterator[list[Token]]:
     """``chunk`` cut before every line that begins with one of ``_LINE_STARTS``, each piece without the
     ELSE or BEGIN that opens it (nothing is left of a lone ELSE)."""
-    depth = case = start = 0
-    for index, token in enumerate(chunk):
+    case = start = 0
+    for index, token in _outside_parentheses(chunk):
         word = token.text.upper()
-        at_line_start = index > start and chunk[index - 1].line < token.line
-        if at_line_start and depth == 0 and case == 0 and word in _LINE_STARTS:
+        if index > start and case == 0 and word in _LINE_STARTS and chunk[index - 1].line < token.line:
             yield from _opened(chunk[start:index])
             start = index
-        depth += (token.token_type is TokenType.L_PAREN) - (token.token_type is TokenType.R_PAREN)
         case += (word == "CASE") - (word == "END" and case > 0)
     yield from _opened(chunk[start:])
 
@@ -221,40 +230,43 @@ def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
     """Where the statement after the first one in ``chunk`` begins, judged by where ``failed``'s parse
     stopped: at that token if a statement may begin there; else at the last ``IF`` or ``WHILE`` before it,
     which the parser took for an alias (T-SQL reserves both: only a statement can begin with them)."""
-    depth, control = 0, None
-    for index, token in enumerate(chunk):
+    control = None
+    for index, token in _outside_parentheses(chunk):
         word = token.text.upper()
-        if index and depth == 0 and token.line == failed.error_line and _start_col(token) == failed.error_col:
+        if index and token.line == failed.error_line and _start_col(token) == failed.error_col:
             return index if word in _STATEMENT_STARTS else control
-        if index and depth == 0 and word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS:
+        if index and word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS:
             control = index
-        depth += (token.token_type is TokenType.L_PAREN) - (token.token_type is TokenType.R_PAREN)
     return None
-
-
-# With semicolons optional, whatever follows a routine's BEGIN is a statement of its own (nothing else
-# would end it).
-_UNTERMINATED_STARTS = _STATEMENT_STARTS | _DATA_STATEMENTS
 
 
 def _next_line_statement(chunk: list[Token]) -> int | None:
     """The first token after the first line of ``chunk`` that begins a line and a statement, outside
     parentheses: where an opaque command (``SET NOCOUNT ON``, ``EXEC p``, ``PRINT 'x'``) ends."""
+    return next(
+        (
+            index
+            for index, token in _outside_parentheses(chunk)
+            if index and chunk[index - 1].line < token.line and token.text.upper() in _STATEMENT_STARTS
+        ),
+        None,
+    )
+
+
+def _outside_parentheses(chunk: list[Token]) -> Iterator[tuple[int, Token]]:
+    """The tokens of ``chunk`` (with their index) that no parenthesis encloses."""
     depth = 0
     for index, token in enumerate(chunk):
-        starts_line = index and chunk[index - 1].line < token.line
-        if starts_line and depth == 0 and token.text.upper() in _STATEMENT_STARTS:
-            return index
+        if depth == 0:
+            yield index, token
         depth += (token.token_type is TokenType.L_PAREN) - (token.token_type is TokenType.R_PAREN)
-    return None
-
-
-_CONTROL_FLOW = frozenset({"IF", "WHILE"})
-_OBJECT_WORDS = frozenset({"TABLE", "VIEW", "PROCEDURE", "PROC", "FUNCTION", "INDEX", "SCHEMA", "DATABASE", "TRIGGER"})
 
 
 def _start_col(token: Token) -> int:
     return token.col - len(token.text) + 1
+
+
+# -- one piece ---------------------------------------------------------------------------------------------
 
 
 def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> ParsedStatement:
