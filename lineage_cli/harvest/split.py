@@ -110,43 +110,84 @@ def _split_tokens(tokens: list[Token], starts: frozenset[str]) -> Iterator[list[
     cuts = [index for index, token in enumerate(tokens) if token.token_type is semicolon]
     start = 0
     for cut in [*cuts, len(tokens)]:
-        if cut > start:
-            yield _opened_block(tokens[start:cut], starts)
+        piece = _opened_block(tokens[start:cut], starts) if cut > start else []
+        if piece:
+            yield piece
         start = cut + 1
 
 
 # The body of a procedure, function or trigger is cut at its semicolons like any script, so its first
-# statement shares a piece with the routine's header (`CREATE PROCEDURE p() AS BEGIN INSERT ...`), and
-# a nested block's first statement with its BEGIN (`BEGIN TRY INSERT ...`, Oracle's `BEGIN INSERT ...`).
+# statement shares a piece with the routine's header (`CREATE PROCEDURE p() AS BEGIN INSERT ...`), and a
+# statement inside control flow with what opens it (`BEGIN TRY INSERT ...`, PL/SQL's `IF c THEN UPDATE ...`).
 _ROUTINES = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER"})
 _BLOCK_KEYWORDS = frozenset({"TRY", "CATCH", "ATOMIC"})  # BEGIN TRY / BEGIN CATCH (T-SQL), BEGIN ATOMIC
-# What may follow a BEGIN to be worth a statement of its own; anything else (control flow, RETURN ...)
-# stays with its header as before, which parses to no lineage rather than to a confusing error.
+_TRANSACTIONS = frozenset({"TRAN", "TRANSACTION", "WORK", "DISTRIBUTED"})  # BEGIN TRAN is no block
+_CONDITIONS = frozenset({"IF", "ELSIF", "ELSEIF", "WHEN"})  # ... THEN <statement>
+_OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION"})  # <opener> <statement>
+# Procedural code with no statement of its own: PL/SQL, Snowflake and BigQuery scripting, MySQL routines
+# (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`, SQL*Plus's `/`).  A piece of it is passed over, as
+# SET or DROP are, rather than reported as SQL that does not parse.
+_PROCEDURAL = frozenset(
+    {"END", "EXIT", "RAISE", "CONTINUE", "LEAVE", "ITERATE", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE", "/"}
+)
+# The statements worth a piece of their own once the control flow before them is gone.
 _DATA_STATEMENTS = frozenset(
     {"INSERT", "UPDATE", "DELETE", "MERGE", "WITH", "SELECT", "CREATE", "REPLACE", "COPY", "LOAD", "UNLOAD"}
 )
 
 
 def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
-    """The data statement that follows the header of the routine or block ``chunk`` opens, else ``chunk``.
+    """The statement in ``chunk`` past the routine header or control flow before it; ``chunk`` itself when
+    nothing opens it; nothing for procedural code that holds no statement (one of ``starts``).
 
-    >>> tokens = Dialect.get_or_raise("tsql").tokenize("CREATE PROCEDURE p AS BEGIN INSERT INTO t SELECT 1")
-    >>> " ".join(t.text for t in _opened_block(tokens, _DATA_STATEMENTS))
-    'INSERT INTO t SELECT 1'
-    >>> " ".join(t.text for t in _opened_block(Dialect.get_or_raise("tsql").tokenize("BEGIN TRAN"), _DATA_STATEMENTS))
-    'BEGIN TRAN'
+    >>> def opened(sql, dialect="tsql"):
+    ...     tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    ...     return " ".join(t.text for t in _opened_block(tokens, _DATA_STATEMENTS))
+    >>> opened("CREATE PROCEDURE p AS BEGIN INSERT INTO t SELECT 1"), opened("BEGIN TRAN")
+    ('INSERT INTO t SELECT 1', 'BEGIN TRAN')
+    >>> opened("ELSIF n > 0 THEN UPDATE t SET a = 1", "oracle"), opened("LOOP n := n + 1", "oracle"), opened("END IF")
+    ('UPDATE t SET a = 1', '', '')
     """
-    first = chunk[0].text.upper()
-    routine = first == "CREATE" and any(token.text.upper() in _ROUTINES for token in chunk[1:6])
-    if not routine and first != "BEGIN":
-        return chunk
-    begin = next((i for i, token in enumerate(chunk) if token.text.upper() == "BEGIN"), None)
-    if begin is None:
-        return chunk
-    start = begin + 1
-    while start < len(chunk) and chunk[start].text.upper() in _BLOCK_KEYWORDS:
-        start += 1
-    return chunk[start:] if start < len(chunk) and chunk[start].text.upper() in starts else chunk
+    piece = chunk
+    while (opened := _past_control_flow(piece)) is not None:
+        piece = opened
+    if piece is not chunk:
+        return piece if piece and piece[0].text.upper() in starts else []
+    return [] if _is_procedural(chunk) else chunk
+
+
+def _past_control_flow(piece: list[Token]) -> list[Token] | None:
+    """``piece`` without the routine header or the control flow it begins with; None if it begins with neither."""
+    if not piece:
+        return None
+    first = piece[0].text.upper()
+    words = [token.text.upper() for token in piece]
+    if first == "CREATE" and _ROUTINES.intersection(words[1:6]):
+        body = words.index("BEGIN") + 1 if "BEGIN" in words else _single_statement_body(words)
+        return piece[body:] if body else []
+    if first == "BEGIN" and (len(piece) == 1 or words[1] in _TRANSACTIONS):
+        return None
+    if first == "BEGIN":
+        start = 1
+        while start < len(piece) and words[start] in _BLOCK_KEYWORDS:
+            start += 1
+        return piece[start:]
+    if first in _CONDITIONS and "THEN" in words:
+        return piece[words.index("THEN") + 1 :]
+    if first in ("FOR", "WHILE") and "LOOP" in words:  # PL/SQL loops (T-SQL's WHILE is sqlglot's to read)
+        return piece[words.index("LOOP") + 1 :]
+    return piece[1:] if first in _OPENERS else None
+
+
+def _single_statement_body(words: list[str]) -> int:
+    """Where a routine without BEGIN has its body, if that is a data statement (`CREATE PROC p AS INSERT ...`)."""
+    return next(
+        (i + 1 for i, word in enumerate(words[:-1]) if word in ("AS", "IS") and words[i + 1] in _DATA_STATEMENTS), 0
+    )
+
+
+def _is_procedural(piece: list[Token]) -> bool:
+    return piece[0].text.upper() in _PROCEDURAL or (len(piece) > 1 and piece[1].text == ":=")
 
 
 # -- statements without semicolons (T-SQL) ---------------------------------------------------------------
@@ -188,8 +229,8 @@ def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
 
 
 def _control_flow_pieces(chunk: list[Token]) -> Iterator[list[Token]]:
-    """``chunk`` cut before every line that begins with one of ``_LINE_STARTS``, each piece without the
-    ELSE or BEGIN that opens it (nothing is left of a lone ELSE)."""
+    """``chunk`` cut before every line that begins with one of ``_LINE_STARTS``, each piece from the
+    statement it holds (``_opened_block``), pieces that hold none left out."""
     case = start = 0
     for index, token in _outside_parentheses(chunk):
         word = token.text.upper()
@@ -201,10 +242,9 @@ def _control_flow_pieces(chunk: list[Token]) -> Iterator[list[Token]]:
 
 
 def _opened(piece: list[Token]) -> Iterator[list[Token]]:
-    while piece and piece[0].text.upper() == "ELSE":
-        piece = piece[1:]
-    if piece:
-        yield _opened_block(piece, _UNTERMINATED_STARTS)
+    opened = _opened_block(piece, _UNTERMINATED_STARTS)
+    if opened:
+        yield opened
 
 
 def _parse_unterminated(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> Iterator[ParsedStatement]:
@@ -224,6 +264,8 @@ def _parse_unterminated(chunk: list[Token], sql: str, engine: Dialect, limits: L
             return
         yield _parse_chunk(rest[:cut], sql, engine, limits)
         rest = _opened_block(rest[cut:], _UNTERMINATED_STARTS)
+        if not rest:
+            return
 
 
 def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
