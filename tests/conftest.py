@@ -71,3 +71,7 @@ def flow(flow_store: Path):
     from lineage_cli.store.reader import open_store
 
     return open_store(flow_store)
+
+
+# tests/peer holds sqllineage stand-ins and helpers for test_peer_sqllineage.py's subprocess, not tests
+collect_ignore = ["peer"]

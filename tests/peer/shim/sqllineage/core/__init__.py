@@ -1,0 +1,1 @@
+"""sqllineage.core stand-in."""

@@ -1,0 +1,1 @@
+"""sqllineage.utils stand-in."""
