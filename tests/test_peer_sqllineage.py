@@ -32,7 +32,7 @@ UNPARSED = "sqlglot does not read this SQL (or this dialect)"
 CONDITIONS = "CASE / IF conditions and window keys are predicate edges here, not projections"
 UNNAMED = "an unaliased expression writes the engine's column name (_c0, or the cast column), not its text"
 UNRESOLVED = "an unresolved column is ?.col here; without a catalog both readings of a name are kept"
-POSITIONS = "set operations, USING joins and qualified stars follow the SQL standard here"
+POSITIONS = "set operations and qualified stars follow the SQL standard here"
 KNOWN = {
     NO_DATA: [
         "table/test_create.py::test_create",
@@ -98,7 +98,6 @@ KNOWN = {
     POSITIONS: [
         "column/test_column_select_column.py::test_select_column_wildcard_with_qualifier",
         "column/test_column_select_from_cte.py::test_nested_cte_with_partial_wildcard_expansion",
-        "column/test_column_select_from_join.py::test_select_column_without_table_qualifier_from_table_join",
         "column/test_column_select_union.py::test_union_where_later_branch_introduces_new_output_columns",
     ],
 }

@@ -535,9 +535,12 @@ class _Block:
         return _fields(source.column(parts[0], text), parts[1:])
 
     def _unqualified(self, name: str, text: str, definite: bool) -> _Source | None:
-        """The one source that has ``name``; an unknown-column source when it is the only candidate."""
+        """The one source that has ``name``; an unknown-column source when it is the only candidate; the
+        sides of a ``JOIN ... USING (name)`` together."""
+        if name in self._using and (key := self._using_key(name)) is not None:
+            return key
         having = [source for source in self._order if source.has(name)]
-        if len(having) == 1 or (having and name in self._using):
+        if len(having) == 1:
             return having[0]
         if having:
             self.analysis.ambiguous(text)
@@ -556,9 +559,37 @@ class _Block:
         """The lineage of a select-list alias, for clauses that may name one."""
         return None
 
+    def _using_key(self, name: str) -> _Source | None:
+        """The key ``name`` of the block's ``JOIN ... USING`` joins (select blocks have them)."""
+        return None
+
     def single_source(self) -> _Source | None:
         self.ensure_sources()
         return self._order[0] if len(self._order) == 1 else None
+
+
+class _UsingKey(_Source):
+    """The key of ``JOIN ... USING (k)`` named without a qualifier: COALESCE of each side's k."""
+
+    __slots__ = ("sides",)
+
+    def __init__(self, sides: list[_Source]) -> None:
+        self.sides = sides
+
+    def has(self, name: str) -> bool | None:
+        return True
+
+    def names(self) -> list[str]:
+        return []
+
+    def column(self, name: str, text: str) -> _Lineage:
+        key = _Lineage()
+        for side in self.sides:
+            key.merge(side.column(name, text))
+        return key
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        return []
 
 
 class _Ambiguous(_Source):
@@ -719,14 +750,28 @@ class _SelectBlock(_Block):
 
     def _using_predicate(self, name: str, left_count: int) -> None:
         """``JOIN b USING (k)`` reads k of the joined side and of the one earlier source that has it."""
-        left = self._order[:left_count]
-        right = self._order[left_count : left_count + 1]
-        for side in (left, right):
+        for source in self._using_sides(name, left_count):
+            self.analysis.emit(source.column(name, name).bases, JOIN)
+
+    def _using_sides(self, name: str, left_count: int) -> list[_Source]:
+        """The two sources a ``USING (name)`` join joins on ``name``: the joined one, and the one before it
+        that has the column (or, columns unknown, may have it)."""
+        sides = []
+        for side in (self._order[:left_count], self._order[left_count : left_count + 1]):
             source = next((s for s in side if s.has(name)), None) or next(
                 (s for s in side if s.has(name) is None), None
             )
             if source is not None:
-                self.analysis.emit(source.column(name, name).bases, JOIN)
+                sides.append(source)
+        return sides
+
+    def _using_key(self, name: str) -> _Source | None:
+        """Unqualified, the key of ``JOIN ... USING (k)`` is COALESCE of both sides' k: it reads every side."""
+        sides: list[_Source] = []
+        for join, left_count in self._joins:
+            if name in {self.analysis.fold(identifier) for identifier in join.args.get("using") or ()}:
+                sides += [side for side in self._using_sides(name, left_count) if side not in sides]
+        return sides[0] if len(sides) == 1 else _UsingKey(sides) if sides else None
 
 
 class _SetOperationBlock(_Block):
