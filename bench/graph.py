@@ -19,7 +19,8 @@ Every engine runs in its own worker process, so each one's peak RSS is its own:
 Then cold processes: ``lineage up MART`` and ``lineage down HUB --format json -o out.json`` against a cold
 ``python + sqlite3`` process running the same recursive CTE.  ``PYTHONDONTWRITEBYTECODE=1`` would make
 every cold run recompile our modules, so the bench runs ``compileall`` on ``lineage_cli`` first.  Warm
-timings are medians of repeated runs after a warm-up run; cold ones medians of fresh processes.
+timings are medians of repeated runs after a warm-up run, the engines of a query taking turns three times
+(``--rounds``) with the median of the rounds reported; cold ones medians of fresh processes, round-robin.
 """
 
 from __future__ import annotations
@@ -373,9 +374,10 @@ ENGINES: dict[str, Callable[[dict[str, Any], list[Query], int], dict[str, Any]]]
 }
 
 
-def interleaved(spec: dict[str, Any], library: Path | None, repeat: int) -> dict[str, dict[str, Any]]:
-    """Ours, C and SQLite query by query, one worker process per engine and query: a slow spell of a shared
-    machine then falls on all three engines of a query, not on one engine's whole series."""
+def interleaved(spec: dict[str, Any], library: Path | None, repeat: int, rounds: int) -> dict[str, dict[str, Any]]:
+    """Ours, C and SQLite query by query, one worker process per engine and query, the engines taking turns
+    ``rounds`` times (ours, C, SQLite, ours, ...): a slow spell of a shared machine then falls on every
+    engine of a query alike, not on one engine's series.  Each timing is the median over the rounds."""
     workers = {"ours": spec, "sqlite": {**spec, "repeat": min(repeat, 3)}}
     if library:
         workers["c"] = {**spec, "cbfs": str(library)}
@@ -383,11 +385,29 @@ def interleaved(spec: dict[str, Any], library: Path | None, repeat: int) -> dict
         engine: {"rss": 0.0} for engine in ("ours", "c", "sqlite") if engine in workers
     }
     for query in spec["queries"]:
-        for engine, engine_spec in workers.items():
-            result = run_worker(engine, {**engine_spec, "queries": [query]})
-            engines[engine]["rss"] = max(engines[engine]["rss"], result.pop("rss"))
-            engines[engine].update(result)
+        samples: dict[str, list[dict[str, Any]]] = {engine: [] for engine in workers}
+        for _ in range(rounds):
+            for engine, engine_spec in workers.items():
+                result = run_worker(engine, {**engine_spec, "queries": [query]})
+                engines[engine]["rss"] = max(engines[engine]["rss"], result.pop("rss"))
+                samples[engine].append(result)
+        for engine, results in samples.items():
+            engines[engine].update(_medians(results))
     return engines
+
+
+def _medians(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result from several rounds: the median of each timing (a float), the rest as the first round has it."""
+    merged: dict[str, Any] = {}
+    for key, first in results[0].items():
+        values = [result[key] for result in results]
+        if isinstance(first, dict):
+            merged[key] = _medians(values)
+        elif isinstance(first, float):
+            merged[key] = statistics.median(values)
+        else:
+            merged[key] = first
+    return merged
 
 
 def run_worker(engine: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -544,6 +564,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--small", action="store_true", help="a 100k-node / 500k-edge graph, for a quick run")
     parser.add_argument("--repeat", type=int, default=9, help="timed runs per warm query (at least)")
     parser.add_argument("--cold-repeat", type=int, default=21, help="fresh processes per cold command")
+    parser.add_argument("--rounds", type=int, default=3, help="turns the engines take at each warm query")
     parser.add_argument("--no-import", action="store_true", help="skip timing `lineage import`")
     parser.add_argument("--no-networkx", action="store_true", help="skip networkx (its 5M-edge build is slow)")
     parser.add_argument("--worker", nargs=2, metavar=("ENGINE", "SPEC"), help=argparse.SUPPRESS)
@@ -569,7 +590,7 @@ def main(argv: list[str] | None = None) -> None:
     del arrays, rank  # the workers map the store themselves
     spec = {"store": str(store), "sqlite": str(sqlite), "repeat": args.repeat, "queries": [asdict(q) for q in chosen]}
     library = compile_cbfs()
-    engines = interleaved(spec, library, args.repeat)
+    engines = interleaved(spec, library, args.repeat, args.rounds)
     if not args.no_networkx:
         engines["networkx"] = run_worker("networkx", {**spec, "repeat": min(args.repeat, 3)})
     context["cold"] = cold_runs(store, sqlite, {q.key: q for q in chosen}, args.cold_repeat)
