@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from lineage_cli.check.diff import analyse, compare
 from lineage_cli.check.findings import Finding, fails, sort_key
 from lineage_cli.check.report import markdown_summary, render
 from lineage_cli.check.rules import file_findings
+from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
 from lineage_cli.profiles import ProfileError, load_profile
 from lineage_cli.store.layout import StoreError
@@ -114,8 +114,7 @@ def run_check(
     fail_on: str,
 ) -> int:
     """The command: print the findings in ``fmt``, return the exit status (0 clean, 1 failing, 2 usage)."""
-    # sqlglot's own warnings about unsupported statements are not findings (as in `harvest`).
-    logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    quiet_sqlglot()  # sqlglot's own warnings about unsupported statements are not findings
     try:
         if dialect:
             load_profile(dialect)

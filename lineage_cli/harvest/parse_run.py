@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.api import parse_sql
 from lineage_cli.harvest.run import load_variables
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
@@ -16,6 +17,7 @@ from lineage_cli.profiles import ProfileError
 def run_parse(
     files: tuple[str, ...], dialect: str, schema_file: str | None, default_schema: str | None, pairs: tuple[str, ...]
 ) -> int:
+    quiet_sqlglot()
     try:
         variables = load_variables(pairs, ())
         schema = SchemaCatalog.from_file(Path(schema_file)) if schema_file else None

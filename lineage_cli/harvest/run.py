@@ -12,13 +12,13 @@ reports every issue and the summary, and imports neither sqlglot nor numpy.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from lineage_cli import __version__
+from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.assemble import Harvest, StoredGraph
 from lineage_cli.harvest.batch import FileOutcome, harvest_plan
 from lineage_cli.harvest.plan import HarvestOptions, Plan, pairs, plan_harvest
@@ -88,10 +88,7 @@ def run_harvest(
     from rich.console import Console
 
     console = Console(stderr=True, highlight=False)
-    # sqlglot logs a warning when it reads a statement it does not support (a CALL, say) as an opaque
-    # command: such a statement has no lineage, which the summary and a manifest's declared lineage
-    # already account for, and the message is not in the file:line form of every other problem.
-    logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    quiet_sqlglot()
     try:
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
         variables, defaults = load_template_values(var_pairs, var_files)
