@@ -375,7 +375,7 @@ def _self_reading(
 
 def _command(statement: exp.Command, ctx: Context) -> StatementLineage | None:
     """Statements sqlglot keeps as opaque commands, read from their text: ``REPLACE INTO``, Redshift's
-    ``UNLOAD``, Hive's ``ALTER TABLE ... EXCHANGE PARTITION``."""
+    ``UNLOAD``, Hive's ``ALTER TABLE ... EXCHANGE PARTITION``, a CREATE ... AS / CLONE it cannot parse."""
     body = statement.expression.name if isinstance(statement.expression, exp.Literal) else str(statement.expression)
     reader = _COMMANDS.get(statement.name.upper())
     return reader(statement, body, ctx) if reader else None
@@ -403,6 +403,39 @@ def _unload(statement: exp.Command, body: str, ctx: Context) -> StatementLineage
     query = sqlglot.parse_one(match.group(1).replace("''", "'"), read=ctx.profile.sqlglot_dialect)
     _survey(query, ctx)  # the query's CTEs are not datasets
     return StatementLineage("unload", [Write(match.group(2), _read_tables(query, ctx, skip=()))], statement)
+
+
+# The head of a CREATE that sqlglot could only keep as a command: modifiers, TABLE or VIEW, the name, the rest
+_CREATE_HEAD = re.compile(
+    r"\s*(?:OR\s+REPLACE\s+)?(?:(?:GLOBAL|LOCAL|TEMP|TEMPORARY|TRANSIENT|VOLATILE|MATERIALIZED|MULTISET|SECURE)\s+)*"
+    r"(TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?([^\s(]+)(.*)",
+    re.I | re.S,
+)
+_CLONE_OF = re.compile(r"\s*(?:SHALLOW\s+|DEEP\s+)?CLONE\s+([^\s;]+)", re.I)
+_AS_QUERY = re.compile(r"\bAS\s*(\(?\s*(?:SELECT|WITH)\b.*)", re.I | re.S)
+_WITH_DATA = re.compile(r"\s*WITH\s+(?:NO\s+)?DATA\b.*$", re.I | re.S)  # Teradata, Postgres: not the query
+
+
+def _create_command(statement: exp.Command, body: str, ctx: Context) -> StatementLineage | None:
+    """A CREATE TABLE / VIEW ... AS query or ... CLONE source that sqlglot kept as a command (Databricks'
+    DEEP CLONE, ``WITH [NO] DATA``, other dialect clauses): the target and the query, read apart."""
+    head = _CREATE_HEAD.match(body)
+    if head is None:
+        return None
+    kind, name, rest = head.groups()
+    target = exp.to_table(name, dialect=ctx.profile.sqlglot_dialect)
+    if (clone := _CLONE_OF.match(rest)) is not None:
+        source = exp.to_table(clone.group(1), dialect=ctx.profile.sqlglot_dialect)
+        return _clone(statement, target, exp.Clone(this=source), ctx)
+    query_text = _AS_QUERY.search(rest)
+    if query_text is None:
+        return None
+    query = sqlglot.parse_one(_WITH_DATA.sub("", query_text.group(1)), read=ctx.profile.sqlglot_dialect)
+    query = query.unnest() if isinstance(query, exp.Subquery) else query
+    _survey(query, ctx)
+    is_view = kind.upper() == "VIEW"
+    write = Write(ctx.table_name(target), _read_tables(query, ctx, skip=()), is_view, target, query)
+    return StatementLineage("view" if is_view else "ctas", [write], statement)
 
 
 _EXCHANGE = re.compile(r"\s*TABLE\s+(\S+)\s+EXCHANGE\s+PARTITION\s*\(.*\)\s*WITH\s+TABLE\s+(\S+)\s*$", re.I | re.S)
@@ -481,6 +514,7 @@ _COMMANDS: dict[str, Callable[[exp.Command, str, Context], StatementLineage | No
     "REPLACE": _replace_into,
     "UNLOAD": _unload,
     "ALTER": _exchange_partition,
+    "CREATE": _create_command,
 }
 
 HANDLERS: dict[type[exp.Expression], Handler] = {
