@@ -252,3 +252,12 @@ def test_a_missing_semicolon_is_an_error_where_the_dialect_needs_one() -> None:
     hive, tsql = analyze_script(sql, "x.sql", "hive"), analyze_script(sql, "x.sql", "tsql")
     assert ([i.line for i in hive.issues], hive.lineage) == ([2], [])
     assert (tsql.issues, [s.targets for s in tsql.lineage]) == ([], [["a.t"], ["a.u"]])
+
+
+def test_a_data_statement_read_only_as_a_command_is_a_warning_not_a_silent_loss() -> None:
+    sql = "UNLOAD ($$ SELECT * FROM a.b $$) TO 's3://bucket/out/';\nGRANT SELECT ON a.b TO u;\n"
+    script = analyze_script(sql, "x.sql", "redshift")
+    assert script.lineage == []
+    assert [(i.line, i.level, i.message.split(":")[0]) for i in script.issues] == [
+        (1, "warning", "UNLOAD not analysed")
+    ]

@@ -22,7 +22,13 @@ from lineage_cli.harvest.observe import observe
 from lineage_cli.harvest.params import default_name
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.split import parse_script
-from lineage_cli.harvest.statements import Context, StatementLineage, analyze_statement, nested_statements
+from lineage_cli.harvest.statements import (
+    Context,
+    StatementLineage,
+    analyze_statement,
+    nested_statements,
+    unread_data_statement,
+)
 from lineage_cli.harvest.templates import Rendered, render
 from lineage_cli.model import Issue
 from lineage_cli.profiles import load_profile
@@ -164,6 +170,9 @@ def _analyze_one(
     if lineage is not None:
         lineage.line = line
         script.lineage.append(lineage)
+    elif (kind := unread_data_statement(expression)) is not None:
+        message = f"{kind} not analysed: sqlglot reads it only as an opaque command, so it adds no lineage"
+        script.issues.append(Issue(file, line, message, level="warning"))
     if catalog is not None:
         _analyze_columns(expression, lineage, line, file, ctx, script, catalog)
 

@@ -376,9 +376,34 @@ def _self_reading(
 def _command(statement: exp.Command, ctx: Context) -> StatementLineage | None:
     """Statements sqlglot keeps as opaque commands, read from their text: ``REPLACE INTO``, Redshift's
     ``UNLOAD``, Hive's ``ALTER TABLE ... EXCHANGE PARTITION``, a CREATE ... AS / CLONE it cannot parse."""
-    body = statement.expression.name if isinstance(statement.expression, exp.Literal) else str(statement.expression)
     reader = _COMMANDS.get(statement.name.upper())
-    return reader(statement, body, ctx) if reader else None
+    return reader(statement, _command_text(statement), ctx) if reader else None
+
+
+def _command_text(statement: exp.Command) -> str:
+    """What follows a command's first word."""
+    body = statement.expression
+    return body.name if isinstance(body, exp.Literal) else str(body)
+
+
+# Statements that move data: read as an opaque command, they lose their lineage, which is worth a warning.
+_DATA_COMMANDS = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE", "COPY", "UNLOAD", "LOAD"})
+
+
+def unread_data_statement(expression: exp.Expression) -> str | None:
+    """The keyword of a data-moving statement (an INSERT, a CREATE ... AS query) that sqlglot could only keep
+    as an opaque command and no reader here made sense of; None for anything else.
+
+    >>> unread_data_statement(exp.Command(this="INSERT", expression=exp.Literal.string("INTO t OUTPUT ...")))
+    'INSERT'
+    >>> unread_data_statement(exp.Command(this="GRANT", expression=exp.Literal.string("SELECT ON t TO u")))
+    """
+    if not isinstance(expression, exp.Command):
+        return None
+    word = expression.name.upper()
+    if word in _DATA_COMMANDS or (word == "CREATE" and _AS_QUERY.search(_command_text(expression)) is not None):
+        return word
+    return None
 
 
 def _replace_into(statement: exp.Command, body: str, ctx: Context) -> StatementLineage | None:
