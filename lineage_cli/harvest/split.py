@@ -271,15 +271,27 @@ def _parse_unterminated(chunk: list[Token], sql: str, engine: Dialect, limits: L
 def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
     """Where the statement after the first one in ``chunk`` begins, judged by where ``failed``'s parse
     stopped: at that token if a statement may begin there; else at the last ``IF`` or ``WHILE`` before it,
-    which the parser took for an alias (T-SQL reserves both: only a statement can begin with them)."""
+    which the parser took for an alias (T-SQL reserves both: only a statement can begin with them); else,
+    when ``chunk`` is an ``IF`` or ``WHILE`` whose body sqlglot cannot read, where the body begins."""
     control = None
     for index, token in _outside_parentheses(chunk):
         word = token.text.upper()
         if index and token.line == failed.error_line and _start_col(token) == failed.error_col:
-            return index if word in _STATEMENT_STARTS else control
+            if word in _STATEMENT_STARTS:
+                return index
+            return control if control is not None else _control_body(chunk)
         if index and word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS:
             control = index
     return None
+
+
+def _control_body(chunk: list[Token]) -> int | None:
+    """Where the statement of ``IF cond <statement>`` / ``WHILE cond <statement>`` begins (its condition's
+    subqueries are in parentheses), if ``chunk`` is one."""
+    if chunk[0].text.upper() not in _CONTROL_FLOW:
+        return None
+    starts = (i for i, token in _outside_parentheses(chunk) if i and token.text.upper() in _DATA_STATEMENTS)
+    return next(starts, None)
 
 
 def _next_line_statement(chunk: list[Token]) -> int | None:
