@@ -198,6 +198,7 @@ _STATEMENT_STARTS = frozenset(
     {
         "INSERT", "UPDATE", "DELETE", "MERGE", "SELECT", "WITH", "CREATE", "ALTER", "DROP", "TRUNCATE", "USE",
         "DECLARE", "SET", "EXEC", "EXECUTE", "IF", "WHILE", "BEGIN", "END", "PRINT", "RETURN", "GRANT", "THROW",
+        "COMMIT", "ROLLBACK", "SAVE", "WAITFOR", "DEALLOCATE", "BREAK", "CONTINUE",
     }
 )  # fmt: skip
 # Words that begin a line only to begin a statement or a block (outside parentheses and CASE): without
@@ -205,7 +206,7 @@ _STATEMENT_STARTS = frozenset(
 # (INSERT, SELECT, SET, EXEC ... may continue the line before them: the parser finds those ends.)
 _LINE_STARTS = frozenset(
     {"IF", "WHILE", "BEGIN", "END", "ELSE", "TRUNCATE", "DECLARE", "PRINT", "RETURN", "USE", "CREATE", "ALTER",
-     "DROP", "THROW", "RAISERROR", "GRANT"}
+     "DROP", "THROW", "RAISERROR", "GRANT", "COMMIT", "ROLLBACK"}
 )  # fmt: skip
 # With semicolons optional, whatever follows a routine's BEGIN is a statement of its own (nothing else
 # would end it).
@@ -270,18 +271,21 @@ def _parse_unterminated(chunk: list[Token], sql: str, engine: Dialect, limits: L
 
 def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
     """Where the statement after the first one in ``chunk`` begins, judged by where ``failed``'s parse
-    stopped: at that token if a statement may begin there; else at the last ``IF`` or ``WHILE`` before it,
-    which the parser took for an alias (T-SQL reserves both: only a statement can begin with them); else,
-    when ``chunk`` is an ``IF`` or ``WHILE`` whose body sqlglot cannot read, where the body begins."""
-    control = None
+    stopped: at that token if a statement may begin there; else at the last token before it that begins a
+    statement and a line, or is an ``IF`` / ``WHILE`` the parser took for an alias (T-SQL reserves both);
+    else, when ``chunk`` is an ``IF`` or ``WHILE`` whose body sqlglot cannot read, where the body begins."""
+    before = None
     for index, token in _outside_parentheses(chunk):
         word = token.text.upper()
         if index and token.line == failed.error_line and _start_col(token) == failed.error_col:
             if word in _STATEMENT_STARTS:
                 return index
-            return control if control is not None else _control_body(chunk)
-        if index and word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS:
-            control = index
+            return before if before is not None else _control_body(chunk)
+        if index and (
+            (word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS)
+            or (word in _STATEMENT_STARTS and chunk[index - 1].line < token.line)
+        ):
+            before = index
     return None
 
 
