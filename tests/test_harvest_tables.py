@@ -261,3 +261,11 @@ def test_a_data_statement_read_only_as_a_command_is_a_warning_not_a_silent_loss(
     assert [(i.line, i.level, i.message.split(":")[0]) for i in script.issues] == [
         (1, "warning", "UNLOAD not analysed")
     ]
+
+
+def test_a_routine_body_written_as_a_string_is_harvested_at_its_own_lines() -> None:
+    sql = "-- load\nCREATE PROCEDURE etl.p()\nRETURNS VARCHAR\nLANGUAGE SQL\nAS\n$$\nBEGIN\n"
+    sql += "  INSERT INTO d.t SELECT s.a FROM d.s s;\n  RETURN 'ok';\nEND;\n$$;\nINSERT INTO d.u SELECT * FROM d.t;\n"
+    script = analyze_script(sql, "p.sql", "snowflake")
+    assert script.issues == []
+    assert [(s.line, s.targets) for s in script.lineage] == [(8, ["d.t"]), (12, ["d.u"])]

@@ -11,7 +11,7 @@ many files; ``assemble`` turns the lineage into the graph.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -21,17 +21,18 @@ from lineage_cli.harvest.columns import ColumnEdge, column_lineage
 from lineage_cli.harvest.observe import observe
 from lineage_cli.harvest.params import default_name
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.split import parse_script
+from lineage_cli.harvest.split import ParsedStatement, parse_script
 from lineage_cli.harvest.statements import (
     Context,
     StatementLineage,
     analyze_statement,
     nested_statements,
+    routine_body,
     unread_data_statement,
 )
 from lineage_cli.harvest.templates import Rendered, render
 from lineage_cli.model import Issue
-from lineage_cli.profiles import load_profile
+from lineage_cli.profiles import DialectProfile, load_profile
 
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 _UNRESOLVED_COLUMN = re.compile(r"^cannot resolve column (\S+?)(?:: ambiguous)?$")
@@ -75,7 +76,7 @@ def analyze_script(
     profile = load_profile(file_dialect(sql) or dialect)
     ctx = Context(profile, default_schema=default_schema)
     script = ScriptAnalysis()
-    for parsed in parse_script(sql, profile.sqlglot_dialect, optional_semicolons=profile.optional_semicolons):
+    for parsed in _parsed_statements(sql, profile):
         script.statements += 1
         if parsed.error is not None:
             script.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
@@ -83,6 +84,20 @@ def analyze_script(
             for statement, line in nested_statements(parsed.expression, parsed.line):
                 _analyze_one(statement, line, file, ctx, script, catalog)
     return script
+
+
+def _parsed_statements(sql: str, profile: DialectProfile, lines_before: int = 0) -> Iterator[ParsedStatement]:
+    """Every statement of ``sql``, each with its line in the file (``sql`` starts after ``lines_before``
+    lines of it); a SQL routine whose body is a string (``AS $$ ... $$``) stands for the body's statements."""
+    for parsed in parse_script(sql, profile.sqlglot_dialect, optional_semicolons=profile.optional_semicolons):
+        body = routine_body(parsed.expression) if parsed.expression is not None else None
+        if body is not None and (at := sql.find(body)) >= 0:
+            yield from _parsed_statements(body, profile, lines_before + sql.count("\n", 0, at))
+            continue
+        parsed.line += lines_before
+        if parsed.error_line is not None:
+            parsed.error_line += lines_before
+        yield parsed
 
 
 def analyze_template(

@@ -128,7 +128,7 @@ _OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION"})  # <opener> <statement>
 # (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`, SQL*Plus's `/`).  A piece of it is passed over, as
 # SET or DROP are, rather than reported as SQL that does not parse.
 _PROCEDURAL = frozenset(
-    {"END", "EXIT", "RAISE", "CONTINUE", "LEAVE", "ITERATE", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE", "/"}
+    {"END", "EXIT", "RAISE", "RETURN", "CONTINUE", "LEAVE", "ITERATE", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE", "/"}
 )
 # The statements worth a piece of their own once the control flow before them is gone.
 _DATA_STATEMENTS = frozenset(
@@ -164,7 +164,8 @@ def _past_control_flow(piece: list[Token]) -> list[Token] | None:
     words = [token.text.upper() for token in piece]
     if first == "CREATE" and _ROUTINES.intersection(words[1:6]):
         body = words.index("BEGIN") + 1 if "BEGIN" in words else _single_statement_body(words)
-        return piece[body:] if body else []
+        # without either, the body is a string (AS $$ ... $$, read by the harvester) or comes in later pieces
+        return piece[body:] if body else None
     if first == "BEGIN" and (len(piece) == 1 or words[1] in _TRANSACTIONS):
         return None
     if first == "BEGIN":

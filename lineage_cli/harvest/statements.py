@@ -151,6 +151,34 @@ def nested_statements(expression: exp.Expression, line: int) -> Iterator[tuple[e
         yield from nested_statements(inner, _first_line(inner, line))
 
 
+# Languages whose routine bodies are SQL: their statements are harvested like a script's.
+_SQL_LANGUAGES = frozenset({"SQL", "PLPGSQL", "PLSQL", "TSQL"})
+
+
+def routine_body(expression: exp.Expression) -> str | None:
+    """The text of a SQL routine's body written as a string (Snowflake's ``LANGUAGE SQL AS $$ ... $$``,
+    Postgres' ``AS $body$ ... $body$ LANGUAGE plpgsql``); None for anything else, or another language.
+
+    >>> routine_body(sqlglot.parse_one("CREATE FUNCTION f() RETURNS void AS $$ DELETE FROM t; $$ LANGUAGE sql",
+    ...                                read="postgres"))
+    ' DELETE FROM t; '
+    """
+    if not isinstance(expression, exp.Create) or (expression.kind or "").upper() not in _ROUTINE_KINDS:
+        return None
+    language = expression.find(exp.LanguageProperty)
+    if language is not None and language.name.upper() not in _SQL_LANGUAGES:
+        return None
+    body = expression.expression
+    if isinstance(body, exp.Block) and len(body.expressions) == 1:
+        body = body.expressions[0]
+    if isinstance(body, (exp.Heredoc, exp.RawString)) or (isinstance(body, exp.Literal) and body.is_string):
+        return body.name
+    return None
+
+
+_ROUTINE_KINDS = frozenset({"PROCEDURE", "FUNCTION"})
+
+
 def _held(expression: exp.Expression) -> list[exp.Expression] | None:
     """The statements control flow holds (sqlglot parses T-SQL's IF and WHILE, and a routine whose body it
     can read, into these); None for anything else."""
