@@ -68,6 +68,7 @@ def parse_script(
     'statement nests 300 levels deep (limit 200); skipped'
     """
     engine = Dialect.get_or_raise(dialect)
+    sql = _without_delimiter_commands(sql)
     try:
         tokens = engine.tokenize(sql)
     except TokenError:
@@ -84,6 +85,29 @@ def parse_script(
                     yield from _parse_unterminated(piece, sql, engine, limits)
             else:
                 yield _parse_chunk(chunk, sql, engine, limits)
+
+
+# The mysql client's `DELIMITER //` (a line of its own) makes `//` end statements until `DELIMITER ;`
+_DELIMITER = re.compile(r"^[ \t]*DELIMITER[ \t]+(\S+)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _without_delimiter_commands(sql: str) -> str:
+    """``sql`` with each ``DELIMITER x`` line blanked and each ``x`` that ends a line as ``;``: the statements
+    then end as everywhere else (a routine's inner semicolons are handled as in any body).  Line numbers
+    are kept.
+
+    >>> _without_delimiter_commands("DELIMITER //\\nCREATE PROCEDURE p() BEGIN SELECT 1; END //\\nDELIMITER ;")
+    '\\nCREATE PROCEDURE p() BEGIN SELECT 1; END ;\\n'
+    """
+    if _DELIMITER.search(sql) is None:
+        return sql
+    lines, delimiter = sql.split("\n"), ";"
+    for number, line in enumerate(lines):
+        if (command := _DELIMITER.match(line)) is not None:
+            delimiter, lines[number] = command.group(1), ""
+        elif delimiter != ";" and line.rstrip().endswith(delimiter):
+            lines[number] = line.rstrip()[: -len(delimiter)] + ";"
+    return "\n".join(lines)
 
 
 def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
