@@ -70,7 +70,7 @@ def parse_script(
     engine = Dialect.get_or_raise(dialect)
     sql = _without_delimiter_commands(sql)
     try:
-        tokens = engine.tokenize(sql)
+        tokens = _unswallowed(engine.tokenize(sql), sql, engine)
     except TokenError:
         yield from _parse_pieces_separately(sql, engine, limits)
         return
@@ -108,6 +108,28 @@ def _without_delimiter_commands(sql: str) -> str:
         elif delimiter != ";" and line.rstrip().endswith(delimiter):
             lines[number] = line.rstrip()[: -len(delimiter)] + ";"
     return "\n".join(lines)
+
+
+# BigQuery's tokenizer reads these as commands, whose arguments it keeps as one string up to the semicolon
+_SWALLOWING = frozenset({"BEGIN", "EXCEPTION"})
+
+
+def _unswallowed(tokens: list[Token], sql: str, engine: Dialect) -> list[Token]:
+    """``tokens`` with the string a swallowing BEGIN or EXCEPTION took tokenized again, so that the statement
+    of a scripting block after it is seen (same offsets and lines: the text before is blanked, not cut)."""
+    result: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        result.append(token)
+        index += 1
+        swallowed = index < len(tokens) and tokens[index].token_type is TokenType.STRING
+        if token.token_type is TokenType.COMMAND and token.text.upper() in _SWALLOWING and swallowed:
+            end = tokens[index + 1].start if index + 1 < len(tokens) else len(sql)
+            blanked = re.sub(r"[^\n]", " ", sql[: token.end + 1]) + sql[token.end + 1 : end]
+            result.extend(engine.tokenize(blanked))
+            index += 1
+    return result
 
 
 def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
@@ -201,6 +223,8 @@ def _past_control_flow(piece: list[Token]) -> list[Token] | None:
         return piece[words.index("THEN") + 1 :]
     if first in ("FOR", "WHILE") and "LOOP" in words:  # PL/SQL loops (T-SQL's WHILE is sqlglot's to read)
         return piece[words.index("LOOP") + 1 :]
+    if first in ("FOR", "WHILE") and "DO" in words:  # BigQuery, Snowflake and MySQL loops
+        return piece[words.index("DO") + 1 :]
     return piece[1:] if first in _OPENERS else None
 
 
