@@ -269,3 +269,10 @@ def test_a_routine_body_written_as_a_string_is_harvested_at_its_own_lines() -> N
     script = analyze_script(sql, "p.sql", "snowflake")
     assert script.issues == []
     assert [(s.line, s.targets) for s in script.lineage] == [(8, ["d.t"]), (12, ["d.u"])]
+
+
+def test_a_broken_query_held_in_a_string_is_an_error_at_the_statement_in_plain_words() -> None:
+    script = analyze_script("SELECT 1;\nUNLOAD ('SELECT FROM WHERE (') TO 's3://bucket/x/';\n", "u.sql", "redshift")
+    assert [(i.line, i.message) for i in script.issues] == [
+        (2, "cannot analyse statement: Expected table name but got 'WHERE'")
+    ]

@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
+from sqlglot.errors import ParseError
 
 from lineage_cli.harvest.assemble import Harvest, add_script, table_of
 from lineage_cli.harvest.columns import ColumnEdge, column_lineage
 from lineage_cli.harvest.observe import observe
 from lineage_cli.harvest.params import default_name
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.split import ParsedStatement, parse_script
+from lineage_cli.harvest.split import ParsedStatement, parse_script, readable
 from lineage_cli.harvest.statements import (
     Context,
     StatementLineage,
@@ -180,7 +181,13 @@ def _analyze_one(
     try:
         lineage = analyze_statement(expression, ctx)
     except Exception as error:  # noqa: BLE001 - one odd statement must not end the harvest
-        script.issues.append(Issue(file, line, f"cannot analyse statement: {type(error).__name__}: {error}"))
+        # (the SQL a statement holds in a string, as UNLOAD's query, is parsed here: its errors read like others)
+        detail = (
+            readable(str(error).splitlines()[0])
+            if isinstance(error, ParseError)
+            else f"{type(error).__name__}: {error}"
+        )
+        script.issues.append(Issue(file, line, f"cannot analyse statement: {detail}"))
         return
     if lineage is not None:
         lineage.line = line

@@ -397,7 +397,7 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
 
 def _record_parse_error(statement: ParsedStatement, error: ParseError, first: Token) -> None:
     detail = error.errors[0] if error.errors else {}
-    statement.error = _readable(str(detail.get("description") or error).splitlines()[0])
+    statement.error = readable(str(detail.get("description") or error).splitlines()[0])
     statement.error_line = detail.get("line") or first.line
     # sqlglot's col is where the offending token ends; editors and annotations want where it starts
     end, token = detail.get("col"), detail.get("highlight") or ""
@@ -407,14 +407,19 @@ def _record_parse_error(statement: ParsedStatement, error: ParseError, first: To
 _TOKEN_REPR = re.compile(r"<Token token_type: [\w.]+, text: (.*?), line: \d+.*?>")
 
 
-def _readable(message: str) -> str:
-    """sqlglot prints whole Token reprs in messages; people want the offending text.
+def readable(message: str) -> str:
+    """sqlglot prints whole Token reprs in messages, and the position in the text it parsed (which, for SQL
+    held in a string, is not the file's); people want the offending text.
 
-    >>> _readable("Expected table name but got <Token token_type: TokenType.WHERE, text: where, line: 2>")
+    >>> readable("Expected table name but got <Token token_type: TokenType.WHERE, text: where, line: 2>"
+    ...          ". Line 2, Col: 9.")
     "Expected table name but got 'where'"
     """
-    readable = _TOKEN_REPR.sub(lambda match: repr(match.group(1)), message)
-    return readable.replace("'SENTINEL'", "the end of the statement")  # sqlglot's end-of-input token
+    text = _POSITION.sub("", _TOKEN_REPR.sub(lambda match: repr(match.group(1)), message))
+    return text.replace("'SENTINEL'", "the end of the statement")  # sqlglot's end-of-input token
+
+
+_POSITION = re.compile(r"\. Line \d+, Col: \d+\.$")
 
 
 def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Iterator[ParsedStatement]:
