@@ -79,7 +79,7 @@ def parse_script(
     else:
         starts = _DATA_STATEMENTS
     for chunk in _split_tokens(tokens, starts):
-        if keep is None or keep([token.text.upper() for token in chunk]):
+        if keep is None or keep(_words(chunk)):
             if optional_semicolons:
                 for piece in _control_flow_pieces(chunk):
                     yield from _parse_unterminated(piece, sql, engine, limits)
@@ -117,7 +117,11 @@ _SWALLOWING = frozenset({"BEGIN", "EXCEPTION"})
 def _unswallowed(tokens: list[Token], sql: str, engine: Dialect) -> list[Token]:
     """``tokens`` with the string a swallowing BEGIN or EXCEPTION took tokenized again, so that the statement
     of a scripting block after it is seen (same offsets and lines: the text before is blanked, not cut)."""
+    keywords = engine.tokenizer_class.KEYWORDS
+    if all(keywords.get(word) is not TokenType.COMMAND for word in _SWALLOWING):
+        return tokens  # (most dialects: no pass over the tokens)
     result: list[Token] = []
+    blank: str | None = None
     index = 0
     while index < len(tokens):
         token = tokens[index]
@@ -125,9 +129,9 @@ def _unswallowed(tokens: list[Token], sql: str, engine: Dialect) -> list[Token]:
         index += 1
         swallowed = index < len(tokens) and tokens[index].token_type is TokenType.STRING
         if token.token_type is TokenType.COMMAND and token.text.upper() in _SWALLOWING and swallowed:
+            blank = re.sub(r"[^\n]", " ", sql) if blank is None else blank
             end = tokens[index + 1].start if index + 1 < len(tokens) else len(sql)
-            blanked = re.sub(r"[^\n]", " ", sql[: token.end + 1]) + sql[token.end + 1 : end]
-            result.extend(engine.tokenize(blanked))
+            result.extend(engine.tokenize(blank[: token.end + 1] + sql[token.end + 1 : end]))
             index += 1
     return result
 
@@ -170,6 +174,7 @@ _BLOCK_KEYWORDS = frozenset({"TRY", "CATCH", "ATOMIC"})  # BEGIN TRY / BEGIN CAT
 _TRANSACTIONS = frozenset({"TRAN", "TRANSACTION", "WORK", "DISTRIBUTED"})  # BEGIN TRAN is no block
 _CONDITIONS = frozenset({"IF", "ELSIF", "ELSEIF", "WHEN"})  # ... THEN <statement>
 _OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION"})  # <opener> <statement>
+_FLOW_OPENERS = _CONDITIONS | _OPENERS | {"CREATE", "BEGIN", "FOR", "WHILE"}  # what a header or flow begins with
 # Procedural code with no statement of its own: PL/SQL, Snowflake and BigQuery scripting, MySQL routines
 # (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`, SQL*Plus's `/`).  A piece of it is passed over, as
 # SET or DROP are, rather than reported as SQL that does not parse.
@@ -204,11 +209,11 @@ def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
 
 def _past_control_flow(piece: list[Token]) -> list[Token] | None:
     """``piece`` without the routine header or the control flow it begins with; None if it begins with neither."""
-    if not piece:
-        return None
-    first = piece[0].text.upper()
-    words = [token.text.upper() for token in piece]
-    if first == "CREATE" and _ROUTINES.intersection(words[1:6]):
+    first = piece[0].text.upper() if piece else ""
+    if first not in _FLOW_OPENERS or (first == "CREATE" and not _ROUTINES.intersection(_words(piece[1:6]))):
+        return None  # (the common case, decided without reading the whole piece)
+    words = _words(piece)
+    if first == "CREATE":
         body = words.index("BEGIN") + 1 if "BEGIN" in words else _single_statement_body(words)
         # without either, the body is a string (AS $$ ... $$, read by the harvester) or comes in later pieces
         return piece[body:] if body else None
@@ -226,6 +231,10 @@ def _past_control_flow(piece: list[Token]) -> list[Token] | None:
     if first in ("FOR", "WHILE") and "DO" in words:  # BigQuery, Snowflake and MySQL loops
         return piece[words.index("DO") + 1 :]
     return piece[1:] if first in _OPENERS else None
+
+
+def _words(tokens: list[Token]) -> list[str]:
+    return [token.text.upper() for token in tokens]
 
 
 def _single_statement_body(words: list[str]) -> int:
