@@ -251,7 +251,7 @@ def _create(statement: exp.Create, ctx: Context) -> StatementLineage | None:
     target = _table_of(statement.this)
     clone = statement.args.get("clone")
     if isinstance(clone, exp.Clone) and target is not None:
-        return _clone(statement, target, clone, ctx)
+        return _clone(statement, target, _table_of(clone.this), ctx)
     if not isinstance(query, exp.Query) or target is None:
         return None  # plain DDL (CREATE TABLE ... LIKE included: it copies no rows): no data flows
     is_view = (statement.kind or "").upper() == "VIEW"
@@ -267,10 +267,11 @@ def _cache(statement: exp.Cache, ctx: Context) -> StatementLineage | None:
     return StatementLineage("cache", [_write(statement, target, ctx, query=query)], statement)
 
 
-def _clone(statement: exp.Create, target: exp.Table, clone: exp.Clone, ctx: Context) -> StatementLineage | None:
+def _clone(
+    statement: exp.Expression, target: exp.Table, source: exp.Table | None, ctx: Context
+) -> StatementLineage | None:
     """``CREATE TABLE t CLONE s`` (Snowflake, BigQuery, Databricks): ``t`` starts as a copy of ``s``'s rows,
     column for column, as if written by ``SELECT * FROM s``."""
-    source = _table_of(clone.this)
     if source is None:
         return None
     query = exp.select("*").from_(source.copy())
@@ -453,9 +454,16 @@ def _unload(statement: exp.Command, body: str, ctx: Context) -> StatementLineage
     match = _UNLOAD.match(body)
     if match is None:
         return None
-    query = sqlglot.parse_one(match.group(1).replace("''", "'"), read=ctx.profile.sqlglot_dialect)
-    _survey(query, ctx)  # the query's CTEs are not datasets
+    query = _query_in_text(match.group(1).replace("''", "'"), ctx)
     return StatementLineage("unload", [Write(match.group(2), _read_tables(query, ctx, skip=()))], statement)
+
+
+def _query_in_text(text: str, ctx: Context) -> exp.Expression:
+    """A query a command holds as text, parsed and surveyed (its CTEs are not datasets) for ``_read_tables``."""
+    query = sqlglot.parse_one(text, read=ctx.profile.sqlglot_dialect)
+    query = query.unnest() if isinstance(query, exp.Subquery) else query
+    _survey(query, ctx)
+    return query
 
 
 # The head of a CREATE that sqlglot could only keep as a command: modifiers, TABLE or VIEW, the name, the rest
@@ -478,14 +486,11 @@ def _create_command(statement: exp.Command, body: str, ctx: Context) -> Statemen
     kind, name, rest = head.groups()
     target = exp.to_table(name, dialect=ctx.profile.sqlglot_dialect)
     if (clone := _CLONE_OF.match(rest)) is not None:
-        source = exp.to_table(clone.group(1), dialect=ctx.profile.sqlglot_dialect)
-        return _clone(statement, target, exp.Clone(this=source), ctx)
+        return _clone(statement, target, exp.to_table(clone.group(1), dialect=ctx.profile.sqlglot_dialect), ctx)
     query_text = _AS_QUERY.search(rest)
     if query_text is None:
         return None
-    query = sqlglot.parse_one(_WITH_DATA.sub("", query_text.group(1)), read=ctx.profile.sqlglot_dialect)
-    query = query.unnest() if isinstance(query, exp.Subquery) else query
-    _survey(query, ctx)
+    query = _query_in_text(_WITH_DATA.sub("", query_text.group(1)), ctx)
     is_view = kind.upper() == "VIEW"
     write = Write(ctx.table_name(target), _read_tables(query, ctx, skip=()), is_view, target, query)
     return StatementLineage("view" if is_view else "ctas", [write], statement)
