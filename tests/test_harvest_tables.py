@@ -266,9 +266,10 @@ def test_a_data_statement_read_only_as_a_command_is_a_warning_not_a_silent_loss(
 def test_a_routine_body_written_as_a_string_is_harvested_at_its_own_lines() -> None:
     sql = "-- load\nCREATE PROCEDURE etl.p()\nRETURNS VARCHAR\nLANGUAGE SQL\nAS\n$$\nBEGIN\n"
     sql += "  INSERT INTO d.t SELECT s.a FROM d.s s;\n  RETURN 'ok';\nEND;\n$$;\nINSERT INTO d.u SELECT * FROM d.t;\n"
+    sql += sql.replace("-- load\n", "")  # the same body again: found at its own lines, not the first one's
     script = analyze_script(sql, "p.sql", "snowflake")
     assert script.issues == []
-    assert [(s.line, s.targets) for s in script.lineage] == [(8, ["d.t"]), (12, ["d.u"])]
+    assert [(s.line, s.targets) for s in script.lineage] == [(8, ["d.t"]), (12, ["d.u"]), (19, ["d.t"]), (23, ["d.u"])]
 
 
 def test_a_broken_query_held_in_a_string_is_an_error_at_the_statement_in_plain_words() -> None:

@@ -92,13 +92,21 @@ def _parsed_statements(sql: str, profile: DialectProfile, lines_before: int = 0)
     lines of it); a SQL routine whose body is a string (``AS $$ ... $$``) stands for the body's statements."""
     for parsed in parse_script(sql, profile.sqlglot_dialect, optional_semicolons=profile.optional_semicolons):
         body = routine_body(parsed.expression) if parsed.expression is not None else None
-        if body is not None and (at := sql.find(body)) >= 0:
+        if body is not None and (at := sql.find(body, _line_start(sql, parsed.line))) >= 0:
             yield from _parsed_statements(body, profile, lines_before + sql.count("\n", 0, at))
             continue
         parsed.line += lines_before
         if parsed.error_line is not None:
             parsed.error_line += lines_before
         yield parsed
+
+
+def _line_start(sql: str, line: int) -> int:
+    """Where line ``line`` (1-based) of ``sql`` begins: the body of a routine is looked for from its own line."""
+    start = 0
+    for _ in range(line - 1):
+        start = sql.find("\n", start) + 1
+    return start
 
 
 def analyze_template(
