@@ -467,9 +467,7 @@ class _Block:
 
     def add_relation(self, node: exp.Expression, star: bool = True) -> None:
         """Register one FROM / JOIN / LATERAL item as a source."""
-        if isinstance(node, exp.Subquery) and not isinstance(node.unnest(), exp.Query):
-            self.add_relation(node.unnest(), star)  # parenthesised joins: (a JOIN b ON ...)
-            return
+        node = _join_tree(node)
         found = self._relation_source(node)
         if found is None:
             return
@@ -568,6 +566,13 @@ class _Block:
         return self._order[0] if len(self._order) == 1 else None
 
 
+def _join_tree(node: exp.Expression) -> exp.Expression:
+    """The first table of a parenthesised join tree ``((a JOIN b ON ...))``, under which sqlglot nests the
+    joins, in place of its (query-typed) Subquery wrappers; any other relation as it is."""
+    inner = node.unnest() if isinstance(node, exp.Subquery) else node
+    return node if isinstance(inner, exp.Query) else inner
+
+
 class _UsingKey(_Source):
     """The key of ``JOIN ... USING (k)`` named without a qualifier: COALESCE of each side's k."""
 
@@ -623,8 +628,7 @@ class _SelectBlock(_Block):
     def _relation_tree(self, node: exp.Expression, star: bool) -> None:
         """A relation and the joins nested under it (MySQL UPDATE t JOIN s, Hive multi-insert FROM,
         parenthesised joins ``((a JOIN b ON ...))``, which sqlglot nests under the first table)."""
-        if isinstance(node, exp.Subquery) and not isinstance(node.unnest(), exp.Query):
-            node = node.unnest()
+        node = _join_tree(node)
         self.add_relation(node, star)
         for join in node.args.get("joins") or ():
             self._join(join)
