@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from lineage_cli import parse_sql
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.harvester import analyze_template
+from lineage_cli.harvest.jinja import render_jinja
 from lineage_cli.harvest.templates import render
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.storeview import read_store
@@ -74,6 +76,79 @@ def test_unknown_macros_filters_and_tests_are_warnings_with_their_line() -> None
         (6, "warning", "unknown Jinja test weird: ignored"),
     ]
     assert statements(sql) == [(1, ["a.t"], ["s.s"])]
+
+
+def test_a_loop_over_an_unknown_macros_columns_adds_nothing() -> None:
+    # mattermost's int_feature_daily_usage_pivoted.sql: the loop once ran per character of the placeholder.
+    sql = (
+        "{% set cols = dbt_utils.get_filtered_columns_in_relation(from=ref('x')) %}\n"
+        "select id from {{ ref('x') }} where false\n"
+        "{% for c in cols %} or {{ c }} > 0 {% endfor %}\n"
+    )
+    assert messages(sql, "snowflake") == [
+        (1, "warning", "unknown Jinja macro dbt_utils.get_filtered_columns_in_relation: rendered as a placeholder")
+    ]
+    assert statements(sql, "snowflake") == [(2, [], ["public.x"])]
+    rendered = render_jinja(sql, {})
+    assert rendered.text.splitlines()[1:] == ["select id from x where false", ""]
+    assert rendered.lines == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        pytest.param(
+            "{{ m('a') }} {{ v }} {{ v.a.b }} {{ v['k'] }} {{ m().x }} {{ m()[1:] }}",
+            "{{ m() }} {{ v }} {{ v.a.b }} {{ v.k }} {{ m().x }} {{ m()[1:] }}",
+            id="rendered",
+        ),
+        pytest.param(
+            "{% for c in m() %}X{% else %}none{% endfor %}{% for k, c in v.items() %}X{% endfor %}", "none", id="for"
+        ),
+        pytest.param(
+            "{% for c in env_var('COLS').split(',') %}X{% endfor %}{% for c in v | fancy %}X{% endfor %}",
+            "",
+            id="for-env-var-and-unknown-filter",
+        ),
+        pytest.param("{% if m() %}T{% else %}F{% endif %} {% if v.flag %}T{% else %}F{% endif %}", "F F", id="if"),
+        pytest.param("{{ v(1, a=2) }} {{ m()() }} {{ v.f('x') }}", "{{ v() }} {{ m()() }} {{ v.f() }}", id="called"),
+        pytest.param(
+            "[{{ m() | join(', ') }}] [{{ v | map(attribute='name') | join(',') }}] {{ v | list }}",
+            "[] [] []",
+            id="join",
+        ),
+        pytest.param(
+            "{{ m() == 'a' }} {{ m() != 'a' }} {{ m() > 0 }} {{ 0 < m() }} {{ v <= 1 }}",
+            "False True False False False",
+            id="compared",
+        ),
+        pytest.param("{{ v == v }} {{ v == w }} {{ 'a' in v }}", "True False False", id="equal-only-to-itself"),
+        pytest.param("{{ m() is not none }} {{ v is none }} {{ v is defined }}", "True False False", id="tests"),
+        pytest.param("{{ m() | length }} {{ v | count }} {{ v | int }} {{ v | default('d') }}", "0 0 0 d", id="length"),
+        pytest.param(
+            "{{ v + 1 }} {{ 2 * v }} {{ -v }} {{ v ~ '_x' }}", "{{ v }} {{ v }} {{ v }} {{ v }}_x", id="arithmetic"
+        ),
+        pytest.param("{{ env_var('DB') }}.t {{ var('y') }}", "{{ env_var('DB') }}.t {{ y }}", id="env-var-and-var"),
+    ],
+)
+def test_an_unknown_value_is_safe_in_every_jinja_context(template: str, expected: str) -> None:
+    out = render_jinja(template, {})
+    assert not [message for _, message in out.warnings if message.startswith("cannot render Jinja")]
+    assert out.text == expected
+
+
+def test_a_dbt_model_using_unknown_columns_every_way_still_harvests() -> None:
+    sql = (
+        "{% set cols = adapter.get_columns_in_relation(ref('src')) %}\n"  # 1
+        "insert into mart.t\n"  # 2
+        "select id{% for c in cols if c.name != 'id' %}, {{ c.name }}{% endfor %}\n"  # 3
+        "{% if cols | length > 0 %}, {{ cols | join(', ') }}{% endif %}\n"  # 4
+        "from {{ ref('src') }}{% if cols[0] is not none and cols.first > 1 %} where 1 = 1{% endif %}\n"  # 5
+    )
+    assert messages(sql) == [
+        (1, "warning", "unknown Jinja macro adapter.get_columns_in_relation: rendered as a placeholder")
+    ]
+    assert statements(sql) == [(2, ["mart.t"], ["default.src"])]
 
 
 def test_a_template_jinja_cannot_read_is_reported_and_its_placeholders_still_filled() -> None:

@@ -9,8 +9,10 @@ from each rendered line to its source line and removed.  (The markers also stop 
 A variable with no value renders as its placeholder, ``{{ name }}``, so it can become a
 parameterized name later.  A call of a macro, filter or test that is not defined is reported as
 a warning with its line and renders as ``{{ name() }}`` (an unknown filter passes its value
-through): the statement still parses and keeps the lineage it has.  A template Jinja cannot
-read at all is reported and left for the scheduler placeholders alone.  Rendering is sandboxed:
+through): the statement still parses and keeps the lineage it has.  Such an unknown value
+(``KeptUndefined``) is safe wherever a template uses it: a ``{% for %}`` over it runs zero
+times, it is false, its length is 0, and calling, indexing or comparing it raises nothing.  A
+template Jinja cannot read at all is reported and left for the scheduler placeholders alone.  Rendering is sandboxed:
 the SQL of a repository under harvest is not trusted code.
 
 dbt's context functions are provided where they make sense: ``ref``, ``source``, ``var``,
@@ -48,7 +50,16 @@ class JinjaOutput:
 
 
 class KeptUndefined(Undefined):
-    """A name without a value renders as its own placeholder; calling it gives ``{{ name() }}``."""
+    """The value of a name, attribute, item or macro call that has no value here: a placeholder.
+
+    Rendered with ``{{ }}`` it is its own expression, ``{{ name }}`` or ``{{ name() }}``, which
+    becomes a parameterized name later.  Everywhere else it is an unknown value that adds
+    nothing: a ``{% for %}`` over it runs zero times (a loop over a macro's columns adds no SQL,
+    not one clause per character of the placeholder), its ``length`` is 0, ``|join`` gives "",
+    ``{% if %}`` finds it false, calling it or taking an attribute or item gives another
+    placeholder, arithmetic keeps it unknown, and it equals only the same expression and is
+    neither less nor greater than anything.  So no use of it in a template raises.
+    """
 
     __slots__ = ()
 
@@ -59,15 +70,50 @@ class KeptUndefined(Undefined):
         return "{{ " + self._path() + " }}"
 
     def __getattr__(self, name: str) -> Any:
-        if name[:2] == "__":
+        if name[:2] == "__":  # keep Python's protocol probing (``__html__``, ``__iter__`` ...) working
             raise AttributeError(name)
         return KeptUndefined(name=f"{self._path()}.{name}")
 
     def __getitem__(self, key: object) -> Any:
-        return KeptUndefined(name=f"{self._path()}.{key}")
+        return KeptUndefined(name=self._path() + _subscript(key))
 
-    def __call__(self, *args: object, **kwargs: object) -> str:
-        return "{{ " + self._path() + "() }}"
+    def __call__(self, *args: object, **kwargs: object) -> Any:
+        # Arguments left out: the text stays on one line, and one macro is one placeholder in every file.
+        return KeptUndefined(name=f"{self._path()}()")
+
+    def __eq__(self, other: object) -> bool:
+        # Undefined's own equality holds between any two undefined values; two unknowns are
+        # equal only when they are the same expression.
+        return isinstance(other, KeptUndefined) and other._path() == self._path()
+
+    def __hash__(self) -> int:
+        return hash(self._path())
+
+    def _unordered(self, other: object) -> bool:
+        """An unknown value is neither less nor greater than anything: every ordering test is false."""
+        return False
+
+    def _unknown(self, *other: object) -> KeptUndefined:
+        """Arithmetic with an unknown value gives an unknown value."""
+        return self
+
+    def _not_a_number(self) -> Any:
+        """``|int`` and ``|float`` catch a TypeError and give their default, as for any non-number."""
+        raise TypeError(f"{self._path()} has no value")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unknown
+    __pow__ = __rpow__ = __pos__ = __neg__ = _unknown
+    __int__ = __float__ = __complex__ = _not_a_number
+
+
+def _subscript(key: object) -> str:
+    """An item's part of a placeholder's text: ``.key``, or a slice as Jinja writes it (``[1:]``)."""
+    if not isinstance(key, slice):
+        return f".{key}"
+    bounds = ["" if bound is None else str(bound) for bound in (key.start, key.stop, key.step)]
+    return "[" + ":".join(bounds if key.step is not None else bounds[:2]) + "]"
 
 
 def render_jinja(sql: str, variables: Mapping[str, str], relations: Mapping[str, str] | None = None) -> JinjaOutput:
@@ -225,7 +271,7 @@ def _dbt_context(variables: Mapping[str, str], relations: Mapping[str, str]) -> 
         return default if default is not None else KeptUndefined(name=name)
 
     def env_var(name: str, default: object = None) -> object:
-        return default if default is not None else "{{ env_var('" + name + "') }}"
+        return default if default is not None else KeptUndefined(name=f"env_var('{name}')")
 
     functions: dict[str, Callable[..., object]] = {
         "ref": ref,
