@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sqlglot import exp
 
@@ -161,6 +161,14 @@ class _Lineage:
         return _Lineage({c: max(s, level) for c, s in self.values.items()}, set(self.conds))
 
 
+# Where a clause's bare name looks for a select-list alias: ORDER BY before the sources, GROUP BY / HAVING /
+# QUALIFY after the sources known to have the column, WHERE and ON after every source, since they run before
+# the select list (an alias there is a Snowflake / DuckDB extension, and a table's column wins over it).
+ALIAS_FIRST, ALIAS_AFTER_KNOWN, ALIAS_LAST = range(3)
+# The pseudo-columns of a CONNECT BY query (Oracle, Snowflake).
+_HIERARCHY_COLUMNS = frozenset(("level", "connect_by_isleaf", "connect_by_iscycle"))
+
+
 # --------------------------------------------------------------------------- sources
 
 
@@ -233,34 +241,63 @@ class _DerivedSource(_Source):
 class _FunctionSource(_Source):
     """LATERAL VIEW explode / UNNEST / FLATTEN / table functions: every output traces to the arguments."""
 
-    __slots__ = ("block", "node", "columns", "_lineage")
+    __slots__ = ("block", "calls", "columns", "_lineage", "_reading")
 
-    def __init__(self, block: _Block, node: exp.Expression, columns: list[str]) -> None:
-        self.block, self.node, self.columns = block, node, columns
+    def __init__(self, block: _Block, calls: list[exp.Expression], columns: list[str]) -> None:
+        self.block, self.calls, self.columns = block, calls, columns  # several calls: ROWS FROM (f(), g())
         self._lineage: _Lineage | None = None
+        self._reading = False
 
     def has(self, name: str) -> bool | None:
+        if self._reading:  # the arguments name earlier sources, never the function's own columns
+            return False
         return name in self.columns if self.columns else None
 
     def names(self) -> list[str]:
         return list(self.columns) or [STAR]
 
     def column(self, name: str, text: str) -> _Lineage:
+        if self._reading:
+            return self.block.analysis.unresolved(name, text)
         if self._lineage is None:
-            self._lineage = self._read(self.node)
-        zipped = self.node.expressions if isinstance(self.node, exp.Unnest) else []
+            self._lineage = self._read([argument for call in self.calls for argument in _call_arguments(call)])
+        zipped = self._zipped()
         if len(zipped) > 1 and name in self.columns[: len(zipped)]:  # UNNEST(a, b) AS x(i, j): i from a, j from b
-            return self._read(zipped[self.columns.index(name)])
+            return self._read([zipped[self.columns.index(name)]])
         return self._lineage
 
-    def _read(self, node: exp.Expression) -> _Lineage:
+    def _zipped(self) -> list[exp.Expression]:
+        """The calls whose outputs sit side by side, one column each: UNNEST's arrays, ROWS FROM's calls."""
+        if len(self.calls) == 1 and isinstance(self.calls[0], exp.Unnest):
+            return self.calls[0].expressions
+        return self.calls
+
+    def _read(self, nodes: list[exp.Expression]) -> _Lineage:
         lineage = _Lineage()
         # The arguments are read in the block that holds the function (they may name its earlier sources).
-        self.block.analysis.visit(node, self.block, TRANSFORMATION, lineage, ())
+        self._reading = True
+        try:
+            for node in nodes:
+                self.block.analysis.visit(node, self.block, TRANSFORMATION, lineage, ())
+        finally:
+            self._reading = False
         return lineage
 
     def expand(self) -> list[tuple[str, _Lineage]]:
         return [(name, self.column(name, name)) for name in self.names()]
+
+
+def _call_arguments(call: exp.Expression) -> list[exp.Expression]:
+    """What a table function reads: the call itself, but only the value of a named parameter written
+    ``name = value`` (DuckDB's ``read_csv('f.csv', header = true)``), whose name is no column."""
+    arguments = list(_children(call)) if isinstance(call, exp.Func) else []
+    if not any(map(_is_named_parameter, arguments)):
+        return [call]
+    return [argument.expression if _is_named_parameter(argument) else argument for argument in arguments]
+
+
+def _is_named_parameter(argument: exp.Expression) -> bool:
+    return isinstance(argument, exp.EQ) and isinstance(argument.this, exp.Column) and not argument.this.table
 
 
 class _PivotSource(_Source):
@@ -347,6 +384,44 @@ class _RowSource(_Source):
         return list(self.row.items())
 
 
+class _RenamedSource(_Source):
+    """``FROM t AS a(x, y)``, ``UNPIVOT (...) AS u(x, y)``: a source whose first columns are renamed by
+    position; the columns past the list keep their names."""
+
+    __slots__ = ("inner", "columns", "_renames")
+
+    def __init__(self, inner: _Source, columns: list[str]) -> None:
+        self.inner, self.columns = inner, columns
+        self._renames: dict[str, str] | None = None
+
+    def renames(self) -> dict[str, str]:
+        """New name -> the inner column it renames; STAR where a star of unknown columns hides which one."""
+        if self._renames is None:
+            inner = self.inner.names()
+            known = inner[: inner.index(STAR)] if STAR in inner else inner
+            self._renames = {new: known[i] if i < len(known) else STAR for i, new in enumerate(self.columns)}
+        return self._renames
+
+    def has(self, name: str) -> bool | None:
+        if name in self.columns:
+            return True
+        if name in self.renames().values():
+            return False
+        return self.inner.has(name)
+
+    def names(self) -> list[str]:
+        return self.columns + self.inner.names()[len(self.columns) :]
+
+    def column(self, name: str, text: str) -> _Lineage:
+        renamed = self.renames().get(name)
+        if renamed is None:
+            return self.inner.column(name, text)
+        return self.inner.column(renamed, text)
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        return [(name, self.column(name, name)) for name in self.columns] + self.inner.expand()[len(self.columns) :]
+
+
 # --------------------------------------------------------------------------- blocks
 
 
@@ -390,6 +465,7 @@ class _Block:
                 return self._partial
             self._busy = True
             computed = self._compute_outputs()
+            computed = _star_filled(computed, [name for name, _ in computed], len(self.columns))
             names = self._renamed([name for name, _ in computed])
             self._outputs = [(name, lineage) for name, (_, lineage) in zip(names, computed, strict=True)]
             self._busy = False
@@ -416,6 +492,7 @@ class _Block:
     def _renamed(self, names: list[str]) -> list[str]:
         if not self.columns:
             return names
+        names = _star_filled(names, names, len(self.columns))
         return self.columns[: len(names)] + names[len(self.columns) :]
 
     def _compute_names(self) -> list[str]:
@@ -454,7 +531,9 @@ class _Block:
     def add_source(self, alias: str, source: _Source, star: bool = True, table_name: str | None = None) -> None:
         assert self._sources is not None
         if alias and alias in self._sources:
-            return  # T-SQL names the UPDATE target by the alias of a FROM table: one source
+            if table_name is None or table_name in self._tables:
+                return  # T-SQL names the UPDATE target by the alias of a FROM table: one source
+            alias = table_name  # `FROM db1.t, db2.t`: one short name for two tables, told apart by their full names
         self._sources[alias] = source
         self._order.append(source)
         if star:
@@ -467,13 +546,12 @@ class _Block:
 
     def add_relation(self, node: exp.Expression, star: bool = True) -> None:
         """Register one FROM / JOIN / LATERAL item as a source."""
-        node = _join_tree(node)
         found = self._relation_source(node)
         if found is None:
             return
         alias, source, table = found
         for pivot in node.args.get("pivots") or ():  # the pivot's output replaces the relation's
-            source = _PivotSource(self, pivot, alias, source)
+            source = _renamed(_PivotSource(self, pivot, alias, source), _alias_columns(pivot, self.analysis))
             alias = self.analysis.fold(_alias_identifier(pivot)) or alias
             table = None
         self.add_source(alias, source, star, table)
@@ -484,12 +562,14 @@ class _Block:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             name = analysis.fold(node.this)
             cte = None if node.args.get("db") else self.env.get(name)
+            renamed = _alias_columns(node, analysis)
             if cte is not None:
-                return alias or name, _DerivedSource(cte), None
+                return alias or name, _renamed(_DerivedSource(cte), renamed), None
             table = analysis.ctx.table_name(node)
-            return alias or name, _TableSource(analysis, table), table
-        if isinstance(node, exp.Table):  # a table function: TABLE(FLATTEN(...)), generate_series(...)
-            return alias, _FunctionSource(self, node.this, _alias_columns(node, analysis)), None
+            return alias or name, _renamed(_TableSource(analysis, table), renamed), table
+        if isinstance(node, exp.Table):  # a table function: TABLE(FLATTEN(...)), generate_series(...), ROWS FROM
+            calls = [node.this] if node.this is not None else list(node.args.get("rows_from") or ())
+            return alias, _FunctionSource(self, calls, _alias_columns(node, analysis)), None
         if isinstance(node, (exp.Subquery, exp.Lateral)) and isinstance(node.this, exp.Query):
             correlated = isinstance(node, exp.Lateral) or bool(node.args.get("lateral"))
             block = analysis.query_block(node.this, self.env, self if correlated else None)
@@ -503,7 +583,9 @@ class _Block:
             columns = _alias_columns(node, analysis)
             if not alias and len(columns) == 1:  # BigQuery: UNNEST(arr) AS item names the column
                 alias = columns[0]
-            return alias, _FunctionSource(self, node, columns), None
+            if isinstance(offset := node.args.get("offset"), exp.Identifier):  # WITH OFFSET AS pos / ORDINALITY
+                columns = [*columns, analysis.fold(offset)]
+            return alias, _FunctionSource(self, [node], columns), None
         return None
 
     # -- resolution ---------------------------------------------------------------------
@@ -561,16 +643,41 @@ class _Block:
         """The key ``name`` of the block's ``JOIN ... USING`` joins (select blocks have them)."""
         return None
 
+    def whole_row(self, name: str) -> _Lineage | None:
+        """``TO_JSON(t)``, ``SELECT t FROM t``: a bare name that is no column but names a source of known
+        columns stands for the source's whole row."""
+        self.ensure_sources()
+        source = self._sources.get(name)  # type: ignore[union-attr]
+        if source is None or source.has(name) is not False:
+            return None
+        row = _Lineage()
+        for _, lineage in source.expand():
+            row.merge(lineage, TRANSFORMATION)
+        return row
+
+    def is_hierarchical(self) -> bool:
+        """Whether the block is a ``CONNECT BY`` query (select blocks may be)."""
+        return False
+
     def single_source(self) -> _Source | None:
         self.ensure_sources()
         return self._order[0] if len(self._order) == 1 else None
 
 
-def _join_tree(node: exp.Expression) -> exp.Expression:
-    """The first table of a parenthesised join tree ``((a JOIN b ON ...))``, under which sqlglot nests the
-    joins, in place of its (query-typed) Subquery wrappers; any other relation as it is."""
-    inner = node.unnest() if isinstance(node, exp.Subquery) else node
-    return node if isinstance(inner, exp.Query) else inner
+def _join_tree(node: exp.Expression) -> tuple[exp.Expression, list[exp.Join]]:
+    """A relation and the joins under it, innermost first.
+
+    sqlglot nests a parenthesised join tree ``((a JOIN b ON ...) JOIN c ON ...)`` as Subquery wrappers
+    around its first relation, each level holding the joins written at that level; a wrapper is a Subquery
+    around a table or around another Subquery (``((SELECT ...)) AS s`` keeps its alias: a derived table)."""
+    levels: list[list[exp.Join]] = []
+    while isinstance(node, exp.Subquery) and (
+        isinstance(node.this, exp.Table) or (isinstance(node.this, exp.Subquery) and not node.alias)
+    ):
+        levels.append(node.args.get("joins") or [])
+        node = node.this
+    levels.append(node.args.get("joins") or [])
+    return node, [join for level in reversed(levels) for join in level]
 
 
 class _UsingKey(_Source):
@@ -628,35 +735,60 @@ class _SelectBlock(_Block):
     def _relation_tree(self, node: exp.Expression, star: bool) -> None:
         """A relation and the joins nested under it (MySQL UPDATE t JOIN s, Hive multi-insert FROM,
         parenthesised joins ``((a JOIN b ON ...))``, which sqlglot nests under the first table)."""
-        node = _join_tree(node)
-        self.add_relation(node, star)
-        for join in node.args.get("joins") or ():
+        relation, joins = _join_tree(node)
+        self.add_relation(relation, star)
+        for join in joins:
             self._join(join)
 
     def _join(self, join: exp.Join) -> None:
-        self._joins.append((join, len(self._order)))
-        semi = (join.args.get("kind") or "").upper() in ("SEMI", "ANTI")
-        self._relation_tree(join.this, not semi)  # a semi join's right side adds no output columns
-        for identifier in join.args.get("using") or ():
-            self._using.add(self.analysis.fold(identifier))
+        left_count = len(self._order)
+        self._joins.append((join, left_count))
+        self._relation_tree(join.this, not _is_semi(join))  # a semi join's right side adds no output columns
+        self._using.update(self._join_keys(join, left_count))
+
+    def _join_keys(self, join: exp.Join, left_count: int) -> list[str]:
+        """The columns a join matches by name: its USING list, or for a NATURAL join those both sides have."""
+        keys = [self.analysis.fold(identifier) for identifier in join.args.get("using") or ()]
+        if (join.args.get("method") or "").upper() == "NATURAL" and left_count < len(self._order):
+            left = {name for source in self._order[:left_count] for name in source.names()}
+            keys += [name for name in self._order[left_count].names() if name in left and name != STAR]
+        return keys
 
     def _star_sources(self, projection: exp.Expression) -> list[_Source]:
         self.ensure_sources()
         if isinstance(projection, exp.Star):
             return self._star_order
         parts = _column_parts(projection, self.analysis)[:-1]  # t.* -> [t]
-        source = self._tables.get(".".join(parts)) if len(parts) > 1 else self._sources.get(parts[0])  # type: ignore[union-attr]
+        source = self._qualifier_source(parts)
         if source is None:
             self.analysis.warn(f"cannot expand {'.'.join(parts)}.*: unknown table or alias")
             return []
         return [source]
+
+    def _qualifier_source(self, parts: list[str]) -> _Source | None:
+        """The source ``t`` / ``s.t`` names, as the qualifier of ``t.*`` or ``t.c``."""
+        return self._tables.get(".".join(parts)) if len(parts) > 1 else self._sources.get(parts[0])  # type: ignore[union-attr]
+
+    def _excluded(self, star: exp.Star, source: _Source) -> set[str]:
+        """``* EXCEPT (a, y.b)``: the columns of ``source`` left out; a qualified name leaves out its own
+        table's column only."""
+        excluded = set()
+        for item in star.args.get("except_") or ():
+            qualifier = _column_parts(item, self.analysis)[:-1] if isinstance(item, exp.Column) else []
+            if not qualifier or self._qualifier_source(qualifier) is source:
+                excluded.add(_last_name(item, self.analysis))
+        return excluded
 
     def _compute_names(self) -> list[str]:
         names: list[str] = []
         for projection in self.select.expressions:
             if _is_star(projection):
                 star = _star_node(projection)
-                expanded = [name for source in self._star_sources(projection) for name in source.names()]
+                expanded = [
+                    name
+                    for source in self._star_sources(projection)
+                    for name in _without(source.names(), self._excluded(star, source))
+                ]
                 names.extend(_star_modifiers_names(star, expanded, self.analysis))
             else:
                 names.append(self.analysis.output_name(projection, len(names)))
@@ -668,8 +800,13 @@ class _SelectBlock(_Block):
         analysis = self.analysis
         for projection in self.select.expressions:
             if _is_star(projection):
-                expanded = [item for source in self._star_sources(projection) for item in source.expand()]
-                outputs.extend(self._star_modifiers(_star_node(projection), expanded))
+                star = _star_node(projection)
+                expanded = [
+                    item
+                    for source in self._star_sources(projection)
+                    for item in _without(source.expand(), self._excluded(star, source))
+                ]
+                outputs.extend(self._star_modifiers(star, expanded))
                 continue
             name = analysis.output_name(projection, len(outputs))
             lineage = self._projection(projection)
@@ -690,18 +827,18 @@ class _SelectBlock(_Block):
         return lineage
 
     def _star_modifiers(self, star: exp.Star, expanded: list[tuple[str, _Lineage]]) -> list[tuple[str, _Lineage]]:
-        """``* EXCEPT (a)`` / ``EXCLUDE``, ``* REPLACE (expr AS a)``, ``* RENAME (a AS b)``."""
+        """``* REPLACE (expr AS a)``, ``* RENAME (a AS b)`` (``EXCEPT`` / ``EXCLUDE`` left columns out before)."""
         analysis = self.analysis
-        excluded = {analysis.fold(_last_identifier(e)) for e in star.args.get("except_") or ()}
         replaced: dict[str, _Lineage] = {}
         for item in star.args.get("replace") or ():
             lineage = _Lineage()
             analysis.visit(item, self, IDENTITY, lineage, ())
             replaced[analysis.output_name(item, 0)] = lineage
         renamed = _renames(star, analysis)
-        return [
-            (renamed.get(name, name), replaced.get(name, lineage)) for name, lineage in expanded if name not in excluded
-        ]
+        return [(renamed.get(name, name), replaced.get(name, lineage)) for name, lineage in expanded]
+
+    def is_hierarchical(self) -> bool:
+        return self.select.args.get("connect") is not None
 
     def alias(self, name: str) -> _Lineage | None:
         if not self._aliases and self._outputs is None and not self._busy:
@@ -712,19 +849,24 @@ class _SelectBlock(_Block):
         analysis, select = self.analysis, self.select
         self.ensure_sources()  # the joins are collected with the sources
         for join, left_count in self._joins:
-            if (on := join.args.get("on")) is not None:
-                analysis.predicate(on, self, JOIN)
-            for identifier in join.args.get("using") or ():
-                self._using_predicate(analysis.fold(identifier), left_count)
-        for key in ("where", "having", "qualify"):
+            for key in ("on", "match_condition"):  # Snowflake's ASOF JOIN ... MATCH_CONDITION (a >= b) ON ...
+                if (condition := join.args.get(key)) is not None:
+                    analysis.predicate(condition, self, JOIN, ALIAS_LAST)
+            for key in self._join_keys(join, left_count):
+                self._using_predicate(key, left_count)
+        for key, alias_order in (("where", ALIAS_LAST), ("having", ALIAS_AFTER_KNOWN), ("qualify", ALIAS_AFTER_KNOWN)):
             if (clause := select.args.get(key)) is not None:
-                analysis.predicate(clause.this, self, FILTER)
+                analysis.predicate(clause.this, self, FILTER, alias_order)
+        if (connect := select.args.get("connect")) is not None:  # START WITH picks the roots, CONNECT BY the rows
+            for key, subtype in (("start", FILTER), ("connect", JOIN)):
+                if (condition := connect.args.get(key)) is not None:
+                    analysis.predicate(condition, self, subtype, ALIAS_LAST)
         if (group := select.args.get("group")) is not None:
             self._group(group)
         for key in ("order", "sort", "cluster"):
             if (order := select.args.get(key)) is not None:
                 for item in order.expressions:
-                    self._by_reference(item.this if isinstance(item, exp.Ordered) else item, SORT, alias_first=True)
+                    self._by_reference(item.this if isinstance(item, exp.Ordered) else item, SORT, ALIAS_FIRST)
         for window in select.args.get("windows") or ():
             analysis.window_spec(window, self, None, ())
 
@@ -735,9 +877,9 @@ class _SelectBlock(_Block):
                     self.analysis.emit(lineage.bases, GROUP_BY)
         for key in ("expressions", "grouping_sets", "cube", "rollup"):
             for item in group.args.get(key) or ():
-                self._by_reference(item, GROUP_BY, alias_first=False)
+                self._by_reference(item, GROUP_BY, ALIAS_AFTER_KNOWN)
 
-    def _by_reference(self, node: exp.Expression, subtype: int, alias_first: bool) -> None:
+    def _by_reference(self, node: exp.Expression, subtype: int, alias_order: int) -> None:
         """GROUP BY / ORDER BY items: an ordinal names a projection; ORDER BY prefers select aliases."""
         outputs = self.outputs()
         if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
@@ -745,12 +887,7 @@ class _SelectBlock(_Block):
             if 0 <= index < len(outputs):
                 self.analysis.emit(outputs[index][1].bases, subtype)
             return
-        previous = self.analysis.alias_first
-        self.analysis.alias_first = alias_first
-        try:
-            self.analysis.predicate(node, self, subtype)
-        finally:
-            self.analysis.alias_first = previous
+        self.analysis.predicate(node, self, subtype, alias_order)
 
     def _using_predicate(self, name: str, left_count: int) -> None:
         """``JOIN b USING (k)`` reads k of the joined side and of the one earlier source that has it."""
@@ -773,8 +910,9 @@ class _SelectBlock(_Block):
         """Unqualified, the key of ``JOIN ... USING (k)`` is COALESCE of both sides' k: it reads every side."""
         sides: list[_Source] = []
         for join, left_count in self._joins:
-            if name in {self.analysis.fold(identifier) for identifier in join.args.get("using") or ()}:
-                sides += [side for side in self._using_sides(name, left_count) if side not in sides]
+            if name in self._join_keys(join, left_count):
+                joined = self._using_sides(name, left_count)
+                sides += [side for side in joined[: 1 if _is_semi(join) else 2] if side not in sides]
         return sides[0] if len(sides) == 1 else _UsingKey(sides) if sides else None
 
 
@@ -799,14 +937,20 @@ class _SetOperationBlock(_Block):
         self.branches = [analysis.query_block(b, self.env, outer, track) for b in _set_branches(operation)]
 
     def _compute_names(self) -> list[str]:
-        return self.branches[0].names()
+        if self.by_name:
+            return self.branches[0].names()
+        return _aligned(self.branches[0].names(), max(len(branch.names()) for branch in self.branches))
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         first = self.branches[0].outputs()
         merged = [(name, _Lineage(dict(lineage.values), set(lineage.conds))) for name, lineage in first]
         self._partial = merged  # what a recursive CTE's own branch sees of it
+        if not self.by_name:
+            merged = _aligned(merged, max(len(self.names()), *(len(branch.outputs()) for branch in self.branches[1:])))
         for branch in self.branches[1:]:
             other = branch.outputs()
+            if not self.by_name:
+                other = _aligned(other, len(merged))
             if self.by_name:
                 index = {name: lineage for name, lineage in other}
                 pairs = [(lineage, index.get(name)) for name, lineage in merged]
@@ -937,10 +1081,11 @@ class _StatementBlock(_Block):
         """A FROM / USING relation and the joins nested under it; returns the relation's source."""
         if node is None:
             return None
+        relation, joins = _join_tree(node)
         count = len(self._order)
-        self.add_relation(node)
+        self.add_relation(relation)
         source = self._order[count] if len(self._order) > count else None
-        for join in node.args.get("joins") or ():
+        for join in joins:
             self.joins.append(join)
             self.add_relations(join.this)
         return source
@@ -1013,7 +1158,7 @@ class _Analysis:
         self.projection: dict[tuple[str, str], int] = {}
         self.predicates: set[tuple[str, int]] = set()
         self.warnings: list[str] = []
-        self.alias_first = False
+        self.alias_order = ALIAS_AFTER_KNOWN
         self._bases: dict[str, _Lineage] = {}
         self._known: dict[str, dict[str, str | None] | None] = {}
 
@@ -1049,7 +1194,9 @@ class _Analysis:
     def query_block(
         self, query: exp.Expression, env: dict[str, _Block], outer: _Block | None, track: bool = False
     ) -> _Block:
-        query = query.unnest() if isinstance(query, exp.Subquery) else query
+        while isinstance(query, exp.Subquery):  # `WITH c AS (...) (SELECT ... FROM c) LIMIT 10`: WITH is outside
+            env = self.with_env(query, env)
+            query = query.this
         block = self.blocks.get(id(query))
         if block is None:
             block = self._new_block(query, env, outer, track)
@@ -1101,10 +1248,14 @@ class _Analysis:
     def output_name(self, projection: exp.Expression, position: int) -> str:
         if isinstance(projection, exp.Alias):
             return self.fold(projection.args.get("alias"))
-        if isinstance(projection, exp.Column | exp.Dot):
-            return self.fold(_last_identifier(projection))
-        name = projection.output_name
-        return self.fold(exp.to_identifier(name)) if name else f"_c{position}"
+        named = projection
+        while isinstance(named, exp.Cast | exp.Paren):  # CAST(c AS INT) keeps the name of c
+            named = named.this
+        if isinstance(named, exp.Column | exp.Dot):
+            return self.fold(_last_identifier(named))
+        # Any other expression is the engine's own invention; sqlglot's output_name would name
+        # get_json_object(j, '$.a.id') and get_json_object(j, '$.b.id') both `id`, one column.
+        return f"_c{position}"
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -1122,9 +1273,16 @@ class _Analysis:
     def emit(self, bases: Iterable[str], subtype: int) -> None:
         self.predicates.update((base, subtype) for base in bases)
 
-    def predicate(self, node: exp.Expression, block: _Block, subtype: int) -> None:
-        """Every column read by ``node`` is a ``subtype`` predicate of the target."""
-        self.visit(node, block, None, None, (subtype,))
+    def predicate(
+        self, node: exp.Expression, block: _Block, subtype: int, alias_order: int = ALIAS_AFTER_KNOWN
+    ) -> None:
+        """Every column read by ``node`` is a ``subtype`` predicate of the target; its bare names look for a
+        select-list alias in ``alias_order``."""
+        previous, self.alias_order = self.alias_order, alias_order
+        try:
+            self.visit(node, block, None, None, (subtype,))
+        finally:
+            self.alias_order = previous
 
     def map_outputs(self, block: _Block, columns: list[str] | None) -> dict[str, _Lineage]:
         """Project the query's outputs into the target columns; returns target column -> lineage."""
@@ -1268,7 +1426,10 @@ class _Analysis:
         read = sub.referenced_bases()
         outputs = sub.outputs()
         if acc is not None:
-            if level is not None and outputs:
+            if level is not None and _builds_struct(node):  # BigQuery (SELECT AS STRUCT a, b): one value of all
+                for _, output in outputs:
+                    acc.merge(output, max(level, TRANSFORMATION))
+            elif level is not None and outputs:
                 acc.merge(outputs[0][1], level)
             acc.conds.update(read)  # type: ignore[union-attr]
         for subtype in clauses:
@@ -1316,19 +1477,26 @@ class _Analysis:
                 current = current.outer
             return self.unresolved(parts[-1], text)
         name = parts[0]
-        if self.alias_first and (aliased := block.alias(name)) is not None:
+        if self.alias_order == ALIAS_FIRST and (aliased := block.alias(name)) is not None:
             return aliased
-        # A source that surely has the column, else a select alias (QUALIFY rn = 1), else a
-        # source whose columns are unknown, then the same in the enclosing blocks.
+        # A source that surely has the column, a CONNECT BY pseudo-column, a select alias (QUALIFY rn = 1)
+        # unless the clause runs before the select list, a source whose columns are unknown (here, then in
+        # the enclosing blocks), the alias after all, a source's whole row.
         if (found := block.find_unqualified(parts, text, definite=True)) is not None:
             return found
-        if (aliased := block.alias(name)) is not None:
+        if name in _HIERARCHY_COLUMNS and block.is_hierarchical():
+            return _Lineage()  # LEVEL of a CONNECT BY query: the depth the query computes, from no column
+        if self.alias_order != ALIAS_LAST and (aliased := block.alias(name)) is not None:
             return aliased
         current = block
         while current is not None:
             if (found := current.find_unqualified(parts, text, definite=False)) is not None:
                 return found
             current = current.outer
+        if (aliased := block.alias(name)) is not None:
+            return aliased
+        if (row := block.whole_row(name)) is not None:
+            return row
         # The schema says the only table here lacks the column; valid SQL says it has it.
         only = block.single_source()
         return only.column(name, text) if only is not None else self.unresolved(name, text)
@@ -1518,6 +1686,16 @@ def _chain(node: exp.Binary) -> list[exp.Expression]:
     return operands
 
 
+def _is_semi(join: exp.Join) -> bool:
+    """A SEMI / ANTI join: it keeps or drops the left side's rows, and outputs none of the right side."""
+    return (join.args.get("kind") or "").upper() in ("SEMI", "ANTI")
+
+
+def _builds_struct(query: exp.Expression) -> bool:
+    inner = query.unnest() if isinstance(query, exp.Subquery) else query
+    return isinstance(inner, exp.Select) and str(inner.args.get("kind") or "").upper() == "STRUCT"
+
+
 def _raise(level: int | None, to: int) -> int | None:
     return None if level is None else max(level, to)
 
@@ -1555,9 +1733,15 @@ def _star_node(projection: exp.Expression) -> exp.Star:
 
 
 def _star_modifiers_names(star: exp.Star, names: list[str], analysis: _Analysis) -> list[str]:
-    excluded = {analysis.fold(_last_identifier(e)) for e in star.args.get("except_") or ()}
     renamed = _renames(star, analysis)
-    return [renamed.get(name, name) for name in names if name not in excluded]
+    return [renamed.get(name, name) for name in names]
+
+
+def _without(items: list[_Item], excluded: set[str]) -> list[_Item]:
+    """``items`` (names, or (name, lineage) pairs) but those named in ``excluded``."""
+    if not excluded:
+        return items
+    return [item for item in items if (item if isinstance(item, str) else item[0]) not in excluded]
 
 
 def _renames(star: exp.Star, analysis: _Analysis) -> dict[str, str]:
@@ -1585,6 +1769,31 @@ def _alias_identifier(node: exp.Expression) -> exp.Identifier | None:
     if isinstance(alias, exp.TableAlias):
         alias = alias.this
     return alias if isinstance(alias, exp.Identifier) else None
+
+
+_Item = TypeVar("_Item")
+
+
+def _star_filled(items: list[_Item], names: list[str], width: int) -> list[_Item]:
+    """``(SELECT * FROM t) AS s(a, b)``: a column list names the columns a star of unknown columns stands
+    for, so the star's item is repeated once for each name of the list it takes."""
+    if names.count(STAR) != 1:
+        return items
+    at, copies = names.index(STAR), width - len(names) + 1
+    if at >= width or copies < 2:
+        return items
+    return items[:at] + [items[at]] * copies + items[at + 1 :]
+
+
+def _aligned(items: list[_Item], width: int) -> list[_Item]:
+    """A set operation's branch, its star of unknown columns standing for as many columns as the widest
+    branch has: the columns after it line up from the end (``SELECT * FROM t UNION SELECT x, y FROM s``)."""
+    names = [item if isinstance(item, str) else item[0] for item in items]  # type: ignore[index]
+    return _star_filled(items, names, width)
+
+
+def _renamed(source: _Source, columns: list[str]) -> _Source:
+    return _RenamedSource(source, columns) if columns else source
 
 
 def _alias_columns(node: exp.Expression, analysis: _Analysis) -> list[str]:
