@@ -336,19 +336,23 @@ class _PivotSource(_Source):
             self.lineage[name] = value
 
     def _unpivot(self, analysis: _Analysis, scope: _Block, pivot: exp.Pivot, fields: list[exp.In]) -> None:
-        value = _Lineage()
+        # BigQuery's UNPIVOT ((a, b) FOR k IN ((q1, q2), (q3, q4))): value column a takes q1 and q3, b q2 and q4
+        value_names = [analysis.fold(_last_identifier(v)) for item in pivot.expressions for v in _tuple_items(item)]
+        values = [_Lineage() for _ in value_names]
         listed: set[str] = set()
         for field in fields:
-            for column in field.expressions:
-                listed.add(_last_name(column, analysis))
-                analysis.visit(column, scope, IDENTITY, value, ())
+            for entry in field.expressions:
+                entry = entry.this if isinstance(entry, exp.PivotAlias | exp.Alias) else entry
+                for position, column in enumerate(_tuple_items(entry)):
+                    listed.add(_last_name(column, analysis))
+                    if values:
+                        analysis.visit(column, scope, IDENTITY, values[position % len(values)], ())
         for name in self.inner.names():
             if name != STAR and name not in listed:
                 self.lineage[name] = self.inner.column(name, name)
         for field in fields:
             self.lineage[analysis.fold(_last_identifier(field.this))] = _Lineage()
-        for item in pivot.expressions:
-            self.lineage[analysis.fold(_last_identifier(item))] = value
+        self.lineage.update(zip(value_names, values, strict=True))
 
     def has(self, name: str) -> bool | None:
         return True if name in self.lineage else None if STAR in self.inner.names() else False
@@ -1684,6 +1688,10 @@ def _chain(node: exp.Binary) -> list[exp.Expression]:
         else:
             operands.append(current)
     return operands
+
+
+def _tuple_items(node: exp.Expression) -> list[exp.Expression]:
+    return node.expressions if isinstance(node, exp.Tuple) else [node]
 
 
 def _is_semi(join: exp.Join) -> bool:
