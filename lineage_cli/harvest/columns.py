@@ -319,11 +319,13 @@ class _PivotSource(_Source):
             self._pivot(block.analysis, scope, pivot, fields)
 
     def _pivot(self, analysis: _Analysis, scope: _Block, pivot: exp.Pivot, fields: list[exp.In]) -> None:
-        value = _Lineage()
+        aggregations = []
         for aggregation in pivot.expressions:
-            analysis.visit(aggregation, scope, IDENTITY, value, ())
+            aggregations.append(lineage := _Lineage())
+            analysis.visit(aggregation, scope, IDENTITY, lineage, ())
+        decided = _Lineage()
         for field in fields:
-            analysis.visit(field.this, scope, None, value, (CONDITIONAL,))
+            analysis.visit(field.this, scope, None, decided, (CONDITIONAL,))
         used = {_last_name(c, analysis) for node in (*pivot.expressions, *fields) for c in node.find_all(exp.Column)}
         for name in self.inner.names():
             if name != STAR and name not in used:
@@ -332,8 +334,14 @@ class _PivotSource(_Source):
         named = [analysis.fold(c) for c in pivot.args.get("columns") or ()]
         for field in fields:
             named = named or [analysis.output_name(v, i) for i, v in enumerate(field.expressions)]
-        for name in named:
-            self.lineage[name] = value
+        values = sum(len(field.expressions) for field in fields)
+        # sqlglot names the columns value by value, aggregation by aggregation (cat_a_s, cat_a_mp, b_s, ...)
+        by_position = len(aggregations) > 1 and len(named) == values * len(aggregations)
+        for position, name in enumerate(named):
+            chosen = [aggregations[position % len(aggregations)]] if by_position else aggregations
+            self.lineage[name] = column = _Lineage(conds=set(decided.conds))
+            for lineage in chosen:
+                column.merge(lineage)
 
     def _unpivot(self, analysis: _Analysis, scope: _Block, pivot: exp.Pivot, fields: list[exp.In]) -> None:
         # BigQuery's UNPIVOT ((a, b) FOR k IN ((q1, q2), (q3, q4))): value column a takes q1 and q3, b q2 and q4
