@@ -2,9 +2,9 @@
 
 A profile names the sqlglot dialect that parses the SQL and holds what sqlglot does
 not know or what we decide per dialect: identifier case folding, the default schema,
-masking, counting and extra aggregate functions, placeholder styles.  The YAML files
-ship inside the wheel (``lineage_cli/dialects``) and sit at the repository root in a
-source checkout.
+masking, counting and extra aggregate functions, placeholder styles, what ``USE`` switches,
+the pseudo-tables of a trigger.  The YAML files ship inside the wheel (``lineage_cli/dialects``)
+and sit at the repository root in a source checkout.
 """
 
 from __future__ import annotations
@@ -17,6 +17,17 @@ import yaml
 
 _PACKAGED = Path(__file__).resolve().parent / "dialects"
 _CHECKOUT = Path(__file__).resolve().parent.parent / "dialects"
+
+
+# `USE x` / `USE SCHEMA x` / `USE DATABASE x` set the schema, `USE CATALOG x` the catalog (Hive, Spark, MySQL,
+# Databricks: there a database is a schema)
+_DEFAULT_USE_SWITCHES: tuple[tuple[str, str], ...] = (
+    ("", "schema"),
+    ("database", "schema"),
+    ("schema", "schema"),
+    ("catalog", "catalog"),
+)
+_SWITCHED = frozenset({"schema", "catalog"})
 
 
 class ProfileError(ValueError):
@@ -37,6 +48,13 @@ class DialectProfile:
     placeholder_styles: tuple[str, ...] = ()
     # T-SQL ends a statement where the next one starts, semicolon or not, and a batch at a `GO` line
     optional_semicolons: bool = False
+    # What `USE [KIND] name` switches, by its KIND word ("" when there is none): "schema" (unqualified
+    # tables take `name` as their schema) or "catalog" (another database: names do not change, see
+    # ``use_switch``).  A KIND not listed (WAREHOUSE, ROLE) switches nothing that names a table.
+    use_switches: tuple[tuple[str, str], ...] = _DEFAULT_USE_SWITCHES
+    # Names that, inside a trigger's body, stand for the rows of the trigger's table (T-SQL's
+    # INSERTED / DELETED): not tables of their own
+    trigger_row_tables: frozenset[str] = frozenset()
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -50,6 +68,14 @@ class DialectProfile:
         if rule == "upper":
             return identifier.upper()
         return identifier
+
+    def use_switch(self, kind: str) -> str | None:
+        """What ``USE <kind> name`` switches, ``schema`` or ``catalog``; None for a kind that names no tables.
+
+        >>> load_profile("tsql").use_switch(""), load_profile("snowflake").use_switch("WAREHOUSE")
+        ('catalog', None)
+        """
+        return dict(self.use_switches).get(kind.lower())
 
 
 def profiles_dir() -> Path:
@@ -97,7 +123,18 @@ def _profile_from_file(path: Path) -> DialectProfile:
         aggregate_functions=_lower_set(data.get("aggregate_functions")),
         placeholder_styles=tuple(data.get("placeholder_styles") or ()),
         optional_semicolons=bool(data.get("optional_semicolons", False)),
+        use_switches=_use_switches(path, data.get("use_switches")),
+        trigger_row_tables=_lower_set(data.get("trigger_row_tables")),
     )
+
+
+def _use_switches(path: Path, values: object) -> tuple[tuple[str, str], ...]:
+    """The ``use_switches`` mapping of a profile file (``{"": catalog, schema: schema}``), checked."""
+    if values is None:
+        return _DEFAULT_USE_SWITCHES
+    if not isinstance(values, dict) or not all(str(v).lower() in _SWITCHED for v in values.values()):
+        raise ProfileError(f"{path}: use_switches maps USE kinds to 'schema' or 'catalog'")
+    return tuple(sorted((str(k or "").lower(), str(v).lower()) for k, v in values.items()))
 
 
 def _lower_set(values: object) -> frozenset[str]:

@@ -325,7 +325,7 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     from lineage_cli.harvest.harvester import file_dialect  # the parser, as in ``_analyze_unit``
     from lineage_cli.harvest.observe import observe
     from lineage_cli.harvest.split import parse_script
-    from lineage_cli.harvest.statements import Context
+    from lineage_cli.harvest.statements import Context, apply_use
     from lineage_cli.harvest.templates import render
 
     profile = load_profile(file_dialect(sql) or options.dialect)
@@ -339,7 +339,7 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     for parsed in statements:
         if parsed.expression is not None:
             if parsed.expression.key == "use":
-                ctx.default_schema = ctx.fold(parsed.expression.this.args.get("this")) or ctx.default_schema
+                apply_use(parsed.expression, ctx)  # type: ignore[arg-type] - a Use, by its key
             else:
                 observe(catalog, parsed.expression, None, ctx)
     return catalog.learned_since(SchemaCatalog())

@@ -1610,11 +1610,13 @@ class _Analysis:
         from_ = statement.args.get("from_")
         using = statement.args.get("using")
         # The FROM comes first: T-SQL's UPDATE x ... FROM t AS x names the target by a FROM alias.
+        # T-SQL's `DELETE t WHERE ...` (no FROM) names its table in `tables` only.
+        named = [statement.this] if isinstance(statement.this, exp.Expression) else statement.args.get("tables") or []
         relations = [
             from_.this if isinstance(from_, exp.From) else None,
             *(using if isinstance(using, list) else [using]),
-            statement.this,
         ]
+        relations += named
         for relation in relations:
             if isinstance(relation, exp.Expression):
                 block.add_relations(relation)

@@ -4,8 +4,9 @@ Reads a script's dialect (``--dialect`` or a ``-- dialect: NAME`` comment at the
 the file), parses statement by statement and analyses each at table level and, given a
 schema catalog, at column level.  A statement that fails becomes an ``Issue`` with file
 and line; the analysis goes on with everything else.  ``analyze_template`` renders a
-template first and maps the names, lines and messages back to it.  ``batch`` runs this over
-many files; ``assemble`` turns the lineage into the graph.
+template first and maps the names, lines and messages back to it.  Inside a trigger's body,
+the profile's ``trigger_row_tables`` (T-SQL's INSERTED / DELETED) stand for the trigger's
+table.  ``batch`` runs this over many files; ``assemble`` turns the lineage into the graph.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from lineage_cli.harvest.assemble import Harvest, add_script, table_of
 from lineage_cli.harvest.columns import ColumnEdge, column_lineage
@@ -29,7 +30,7 @@ from lineage_cli.harvest.statements import (
     analyze_statement,
     nested_statements,
     routine_body,
-    unread_data_statement,
+    unanalysed,
 )
 from lineage_cli.harvest.templates import Rendered, render
 from lineage_cli.model import Issue
@@ -77,8 +78,11 @@ def analyze_script(
     profile = load_profile(file_dialect(sql) or dialect)
     ctx = Context(profile, default_schema=default_schema)
     script = ScriptAnalysis()
+    triggers = trigger_scopes(sql, profile)
     for parsed in _parsed_statements(sql, profile):
         script.statements += 1
+        if triggers:
+            _enter_trigger(ctx, triggers, parsed.line)
         if parsed.error is not None:
             script.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
         elif parsed.expression is not None:
@@ -99,6 +103,71 @@ def _parsed_statements(sql: str, profile: DialectProfile, lines_before: int = 0)
         if parsed.error_line is not None:
             parsed.error_line += lines_before
         yield parsed
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerScope:
+    """The lines of one trigger, from its header to the end of its body, and the table it is on, as written."""
+
+    first: int
+    last: int
+    table: str
+
+
+# A DML trigger's header, at the start of a line: `CREATE [OR ALTER] TRIGGER name ON table`
+_NAME_PART = r'(?:\[[^\]\n]*\]|"[^"\n]*"|[^\s.;,()\[\]"]+)'
+_QUALIFIED = rf"{_NAME_PART}(?:\s*\.\s*{_NAME_PART})*"
+_TRIGGER_HEADER = re.compile(
+    rf"^[ \t]*(?:CREATE(?:\s+OR\s+(?:ALTER|REPLACE))?|ALTER)\s+TRIGGER\s+{_QUALIFIED}\s+ON\s+({_QUALIFIED})",
+    re.IGNORECASE | re.MULTILINE,
+)
+# DDL triggers (`ON DATABASE`, `ON ALL SERVER`) have no rows
+_NOT_TABLES = frozenset({"DATABASE", "ALL"})
+# sqlcmd's batch separator (the `optional_semicolons` fact): a `GO` line, perhaps with a count
+_BATCH_END = re.compile(r"^[ \t]*GO(?:[ \t]+\d+)?[ \t]*(?:--[^\n]*)?$", re.IGNORECASE | re.MULTILINE)
+
+
+def trigger_scopes(sql: str, profile: DialectProfile) -> list[TriggerScope]:
+    """The triggers of ``sql`` whose bodies read their table through pseudo-tables (the profile's
+    ``trigger_row_tables``), each up to the end of its batch (a T-SQL CREATE TRIGGER is alone in its batch),
+    else up to the next trigger, else to the end of the script.
+
+    >>> from lineage_cli.profiles import load_profile
+    >>> sql = "SELECT 1\\nGO\\nCREATE TRIGGER g ON [dbo].[Src] FOR INSERT AS\\nINSERT a SELECT a FROM inserted\\nGO"
+    >>> trigger_scopes(sql, load_profile("tsql"))
+    [TriggerScope(first=3, last=4, table='[dbo].[Src]')]
+    """
+    if not profile.trigger_row_tables:
+        return []
+    headers = [m for m in _TRIGGER_HEADER.finditer(sql) if m.group(1).upper() not in _NOT_TABLES]
+    if not headers:
+        return []
+    ends = [_line_of(sql, m.start()) for m in _BATCH_END.finditer(sql)] if profile.optional_semicolons else []
+    starts = [_line_of(sql, m.start()) for m in headers]
+    scopes = []
+    for index, (header, first) in enumerate(zip(headers, starts, strict=True)):
+        bounds = [line - 1 for line in [*ends, *starts[index + 1 :]] if line > first]
+        scopes.append(TriggerScope(first, min(bounds, default=sql.count("\n") + 1), header.group(1)))
+    return scopes
+
+
+def _line_of(sql: str, offset: int) -> int:
+    return sql.count("\n", 0, offset) + 1
+
+
+def _enter_trigger(ctx: Context, triggers: list[TriggerScope], line: int) -> None:
+    """Point the profile's trigger pseudo-tables at the table of the trigger whose body holds ``line``; outside
+    every trigger, they are nobody's (a table that happens to be called ``inserted`` is a table)."""
+    scope = next((t for t in triggers if t.first <= line <= t.last), None)
+    ctx.row_tables = {}
+    if scope is None:
+        return
+    try:
+        table = exp.to_table(scope.table, dialect=ctx.profile.sqlglot_dialect)
+    except (ParseError, TokenError):
+        return  # a name sqlglot cannot read: the pseudo-tables stay tables
+    name = ctx.table_name(table)
+    ctx.row_tables = {pseudo: name for pseudo in ctx.profile.trigger_row_tables}
 
 
 def _line_start(sql: str, line: int) -> int:
@@ -200,8 +269,7 @@ def _analyze_one(
     if lineage is not None:
         lineage.line = line
         script.lineage.append(lineage)
-    elif (kind := unread_data_statement(expression)) is not None:
-        message = f"{kind} not analysed: sqlglot reads it only as an opaque command, so it adds no lineage"
+    elif (message := unanalysed(expression)) is not None:
         script.issues.append(Issue(file, line, message, level="warning"))
     if catalog is not None:
         _analyze_columns(expression, lineage, line, file, ctx, script, catalog)

@@ -3,8 +3,9 @@
 One handler per statement kind, in an explicit registry (``HANDLERS``); statements
 without lineage (SET, DROP, ANALYZE ...) have no handler and yield nothing.  A plain query
 yields what it reads and no writes: ``lineage parse`` reports it, a harvest adds nothing.
-``USE db`` changes the default schema of the statements after it, so the analysis carries a
-small mutable ``Context`` through a script.
+``USE db`` changes the default schema of the statements after it (or, where the profile says it
+switches the database, puts it back to the default), and a trigger's body reads its table through
+pseudo-tables (T-SQL's INSERTED), so the analysis carries a small mutable ``Context`` through a script.
 """
 
 from __future__ import annotations
@@ -65,14 +66,22 @@ class Context:
     # the statement under analysis and its Table nodes, gathered in the same walk as its CTE names
     statement: exp.Expression | None = None
     statement_tables: list[exp.Table] = field(default_factory=list)
+    # inside a trigger's body: each of the profile's ``trigger_row_tables`` -> the trigger's table (set by
+    # the script analysis, which knows where a trigger's body ends)
+    row_tables: dict[str, str] = field(default_factory=dict)
+    # the default schema the script started with: where a USE of another database leads back to
+    base_schema: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         if self.default_schema is None:
             self.default_schema = self.profile.default_schema
+        self.base_schema = self.default_schema
 
     def fold(self, identifier: exp.Expression | None) -> str:
         if isinstance(identifier, exp.Identifier):
             return self.profile.fold(identifier.this, identifier.quoted)
+        if isinstance(identifier, exp.Placeholder):  # a bind variable (`:schema_name`): kept as written
+            return placeholder_text(identifier)
         return self.profile.fold(identifier.name) if identifier is not None else ""
 
     def table_name(self, table: exp.Table) -> str:
@@ -87,6 +96,8 @@ class Context:
         if location is not None:
             return location
         name = self.fold(table.args.get("this"))
+        if name in self.row_tables and not table.args.get("db"):
+            return self.row_tables[name]  # INSERTED in a trigger on dbo.src: the rows of dbo.src
         mark = _temporary_mark(table)
         if mark:
             return mark + name
@@ -109,6 +120,15 @@ def _file_query_location(table: exp.Table) -> str | None:
     if not isinstance(name, exp.Identifier) or not name.quoted or "/" not in name.this or schema is None:
         return None
     return name.this if schema.name.lower() in _FILE_FORMATS and not table.args.get("catalog") else None
+
+
+def placeholder_text(placeholder: exp.Placeholder) -> str:
+    """A bind placeholder as written: ``:name`` (psql, Redshift scripts), or ``?``.
+
+    >>> placeholder_text(sqlglot.parse_one("COPY t FROM :emr_file_path", read="redshift").args["files"][0])
+    ':emr_file_path'
+    """
+    return f":{placeholder.name}" if placeholder.args.get("this") else "?"
 
 
 def _temporary_mark(table: exp.Table) -> str:
@@ -211,16 +231,45 @@ def _survey(expression: exp.Expression, ctx: Context) -> None:
     ctx.statement, ctx.statement_tables, ctx.cte_names = expression, tables, ctes
 
 
-def _use(statement: exp.Use, ctx: Context) -> None:
-    if statement.this is not None:
-        ctx.default_schema = ctx.fold(statement.this.args.get("this")) or ctx.default_schema
+def apply_use(statement: exp.Use, ctx: Context) -> None:
+    """``USE [KIND] name``: the schema of the unqualified tables after it, as the profile's ``use_switches`` says.
+
+    Names leave out the database unless it is written, so that a table is one node whichever database a
+    script was connected to: switching the database (T-SQL's ``USE db``, Snowflake's ``USE DATABASE db``)
+    puts unqualified tables back in the script's default schema; ``USE db.s`` sets schema ``s``; a USE of
+    something else (a warehouse, a role) changes nothing.
+
+    >>> from lineage_cli.profiles import load_profile
+    >>> ctx = Context(load_profile("snowflake"))
+    >>> for sql in ("USE SCHEMA raw.stg", "USE WAREHOUSE wh", "USE DATABASE raw"):
+    ...     apply_use(sqlglot.parse_one(sql, read="snowflake"), ctx)
+    ...     print(ctx.default_schema)
+    stg
+    stg
+    public
+    """
+    named = statement.this
+    switched = ctx.profile.use_switch(_use_kind(statement))
+    if switched is None or not isinstance(named, exp.Table):
+        return
+    if switched == "schema" or named.args.get("db") is not None:  # USE db.s names the schema too
+        ctx.default_schema = ctx.fold(named.args.get("this")) or ctx.default_schema
+    else:
+        ctx.default_schema = ctx.base_schema
+
+
+def _use_kind(statement: exp.Use) -> str:
+    """The word between USE and the name (``DATABASE``, ``SCHEMA``, ``WAREHOUSE`` ...); "" for none."""
+    kind = statement.args.get("kind")
+    return kind.name if isinstance(kind, exp.Expression) else str(kind or "")
 
 
 def _insert(statement: exp.Insert, ctx: Context) -> StatementLineage | None:
-    target = _table_of(statement.this)
-    if target is None:
+    written = _table_of(statement.this)
+    landing = _through_cte(written, statement, ctx)
+    if written is None or landing is None:
         return _into_location(statement, ctx)
-    write = _write(statement, target, ctx, query=statement.expression)
+    write = _write(statement, written, ctx, query=statement.expression, landing=landing)
     return StatementLineage("insert", [write], statement)
 
 
@@ -231,6 +280,48 @@ def _into_location(statement: exp.Insert, ctx: Context) -> StatementLineage | No
     if location is None:
         return None
     return StatementLineage("insert", [Write(location, _read_tables(statement, ctx, skip=()))], statement)
+
+
+def _through_cte(target: exp.Table | None, statement: exp.Expression, ctx: Context) -> exp.Table | None:
+    """The table a DML statement changes when its target is a CTE of its own (T-SQL writes through a CTE over
+    one base table: ``WITH d AS (SELECT ... FROM dbo.t) DELETE FROM d WHERE rn > 1`` deletes rows of
+    ``dbo.t``): the first table of the CTE's FROM, through CTEs over CTEs.  A CTE is never a dataset, so one
+    over no table (VALUES, a set operation) leaves no target.
+
+    >>> from lineage_cli.profiles import load_profile
+    >>> ctx = Context(load_profile("tsql"))
+    >>> sql = "WITH a AS (SELECT * FROM dbo.t), b AS (SELECT * FROM a) UPDATE b SET x = 1"
+    >>> analyze_statement(sqlglot.parse_one(sql, read="tsql"), ctx).targets
+    ['dbo.t']
+    """
+    if target is None or target.args.get("db") or ctx.fold(target.this) not in ctx.cte_names:
+        return target  # (the common case: no CTE, or not the target)
+    ctes = _own_ctes(statement, ctx)
+    seen: set[str] = set()
+    while target is not None and not target.args.get("db") and (name := ctx.fold(target.this)) in ctes:
+        if name in seen:
+            return None  # a recursive CTE: no base table of its own
+        seen.add(name)
+        target = _first_from_table(ctes[name].this)
+    return target
+
+
+def _own_ctes(statement: exp.Expression, ctx: Context) -> dict[str, exp.CTE]:
+    """The CTEs written before the statement's keyword, by folded name."""
+    with_ = statement.args.get("with_")
+    ctes = with_.expressions if isinstance(with_, exp.With) else []
+    return {ctx.profile.fold(cte.alias_or_name): cte for cte in ctes}
+
+
+def _first_from_table(query: exp.Expression | None) -> exp.Table | None:
+    """The table a query reads first: its FROM's table, or the FROM table of a derived table there."""
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    from_ = query.args.get("from_") if isinstance(query, exp.Select) else None
+    relation = from_.this if isinstance(from_, exp.From) else None
+    if isinstance(relation, exp.Subquery):
+        return _first_from_table(relation.this)
+    return _table_of(relation)
 
 
 def _multi_insert(statement: exp.MultitableInserts, ctx: Context) -> StatementLineage | None:
@@ -338,7 +429,14 @@ def _load(statement: exp.LoadData, ctx: Context) -> StatementLineage | None:
 
 def _copy(statement: exp.Copy, ctx: Context) -> StatementLineage | None:
     """``COPY t FROM 'path'`` / ``COPY INTO t FROM @stage`` load files; ``COPY t TO 'path'`` and Snowflake's
-    ``COPY INTO 'path' FROM (SELECT ...)`` unload rows into files."""
+    ``COPY INTO 'path' FROM (SELECT ...)`` unload rows into files.  Bind placeholders stay as written.
+
+    >>> from lineage_cli.profiles import load_profile
+    >>> sql = "copy :schema_name.supplier_stage from :emr_file_path iam_role 'arn:x' delimiter '|' gzip"
+    >>> lineage = _copy(sqlglot.parse_one(sql, read="redshift"), Context(load_profile("redshift")))
+    >>> lineage.targets, lineage.sources
+    ([':schema_name.supplier_stage'], [':emr_file_path'])
+    """
     files = statement.args.get("files") or []
     written, read = ([statement.this], files) if statement.args.get("kind") else (files, [statement.this])
     sources = sorted({name for node in read for name in _read_datasets(node, ctx)})
@@ -370,21 +468,31 @@ def _location(node: exp.Expression | None) -> str | None:
         node = node.this
     if isinstance(node, exp.Literal) and node.is_string or isinstance(node, exp.Var):
         return node.name.strip() or None
+    if isinstance(node, exp.Placeholder) and node.args.get("this"):  # `COPY t FROM :path`: known at run time
+        return placeholder_text(node)
     return None
 
 
 def _merge(statement: exp.Merge, ctx: Context) -> StatementLineage | None:
-    return _self_reading(statement, _table_of(statement.this), ctx, "merge")
+    # Through a CTE, the written node stays the MERGE's target: its alias is what ON and SET name.
+    written = _table_of(statement.this)
+    landing = _through_cte(written, statement, ctx)
+    return _self_reading(statement, written, ctx, "merge", landing) if landing is not None else None
 
 
+# UPDATE and DELETE through a CTE take the CTE's base table as their target node: the column analysis then
+# reads the statement's own relation (the CTE) as any FROM item, and a WHERE on a CTE column (`rn > 1`)
+# reads what that column is made of.
 def _update(statement: exp.Update, ctx: Context) -> StatementLineage | None:
-    return _self_reading(statement, _resolve_alias(statement, _table_of(statement.this)), ctx, "update")
+    target = _resolve_alias(statement, _table_of(statement.this))
+    return _self_reading(statement, _through_cte(target, statement, ctx), ctx, "update")
 
 
 def _delete(statement: exp.Delete, ctx: Context) -> StatementLineage | None:
     # T-SQL: DELETE alias FROM table alias ...; sqlglot reads `DELETE TOP (n) FROM t` as a delete from `TOP`
     named = [t for t in statement.args.get("tables") or () if not _is_top(t)] or [statement.this]
-    return _self_reading(statement, _resolve_alias(statement, _table_of(named[0])), ctx, "delete")
+    target = _resolve_alias(statement, _table_of(named[0]))
+    return _self_reading(statement, _through_cte(target, statement, ctx), ctx, "delete")
 
 
 def _is_top(table: exp.Expression) -> bool:
@@ -392,12 +500,17 @@ def _is_top(table: exp.Expression) -> bool:
 
 
 def _self_reading(
-    statement: exp.Expression, target: exp.Table | None, ctx: Context, kind: str
+    statement: exp.Expression,
+    target: exp.Table | None,
+    ctx: Context,
+    kind: str,
+    landing: exp.Table | None = None,
 ) -> StatementLineage | None:
-    """MERGE, UPDATE and DELETE decide which target rows change by reading the target itself."""
+    """MERGE, UPDATE and DELETE decide which target rows change by reading the target itself.  ``landing``:
+    the table that changes when ``target`` is a CTE over it."""
     if target is None:
         return None
-    write = _write(statement, target, ctx, query=None)
+    write = _write(statement, target, ctx, query=None, landing=landing)
     write.sources = sorted(set(write.sources) | {write.target})
     return StatementLineage(kind, [write], statement)
 
@@ -417,6 +530,34 @@ def _command_text(statement: exp.Command) -> str:
 
 # Statements that move data: read as an opaque command, they lose their lineage, which is worth a warning.
 _DATA_COMMANDS = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE", "COPY", "UNLOAD", "LOAD"})
+
+
+def unanalysed(expression: exp.Expression) -> str | None:
+    """Why a statement that moves data, and gave no lineage, gave none: the text of a warning.  None for any
+    other statement, and for a COPY from or to the client (``FROM STDIN``), which moves no dataset's rows.
+
+    >>> unanalysed(sqlglot.parse_one("COPY t FROM ? IAM_ROLE default", read="redshift"))
+    'COPY not analysed: its table or its files are neither a name nor a location, so it adds no lineage'
+    >>> unanalysed(sqlglot.parse_one("COPY t FROM STDIN", read="postgres"))
+    """
+    if isinstance(expression, exp.Copy):
+        if _is_client_copy(expression):
+            return None
+        return "COPY not analysed: its table or its files are neither a name nor a location, so it adds no lineage"
+    kind = unread_data_statement(expression)
+    if kind is None:
+        return None
+    return f"{kind} not analysed: sqlglot reads it only as an opaque command, so it adds no lineage"
+
+
+# `COPY t FROM STDIN` (pg_dump), `COPY t TO STDOUT`, `COPY t FROM PROGRAM 'cmd'`: the rows come from or go to
+# the client, not a dataset
+_CLIENT_STREAMS = frozenset({"STDIN", "STDOUT", "PROGRAM"})
+
+
+def _is_client_copy(statement: exp.Copy) -> bool:
+    files = statement.args.get("files") or ()
+    return any(isinstance(f, exp.Identifier) and not f.quoted and f.name.upper() in _CLIENT_STREAMS for f in files)
 
 
 def unread_data_statement(expression: exp.Expression) -> str | None:
@@ -513,9 +654,13 @@ def _write(
     ctx: Context,
     query: exp.Expression | None,
     is_view: bool = False,
+    landing: exp.Table | None = None,
 ) -> Write:
-    sources = _read_tables(statement, ctx, skip=_target_nodes(statement))
-    return Write(ctx.table_name(target), sources, is_view, target, query)
+    """The write of ``statement`` into ``target``, or into ``landing`` when ``target`` is a CTE over that table
+    (``target`` stays the node the column analysis starts from: the column list and the alias are there)."""
+    landing = target if landing is None else landing
+    sources = _read_tables(statement, ctx, skip=(*_target_nodes(statement), landing))
+    return Write(ctx.table_name(landing), sources, is_view, target, query)
 
 
 def _target_nodes(statement: exp.Expression) -> tuple[exp.Table, ...]:
@@ -576,7 +721,7 @@ _COMMANDS: dict[str, Callable[[exp.Command, str, Context], StatementLineage | No
 }
 
 HANDLERS: dict[type[exp.Expression], Handler] = {
-    exp.Use: _use,  # type: ignore[dict-item]
+    exp.Use: apply_use,  # type: ignore[dict-item]
     exp.Insert: _insert,  # type: ignore[dict-item]
     exp.MultitableInserts: _multi_insert,  # type: ignore[dict-item]
     exp.Create: _create,  # type: ignore[dict-item]
