@@ -1491,13 +1491,15 @@ class _Analysis:
         name = parts[0]
         if self.alias_order == ALIAS_FIRST and (aliased := block.alias(name)) is not None:
             return aliased
-        # A source that surely has the column, a CONNECT BY pseudo-column, a select alias (QUALIFY rn = 1)
-        # unless the clause runs before the select list, a source whose columns are unknown (here, then in
-        # the enclosing blocks), the alias after all, a source's whole row.
+        # A source that surely has the column, a CONNECT BY pseudo-column or a script variable, a select
+        # alias (QUALIFY rn = 1) unless the clause runs before the select list, a source whose columns are
+        # unknown (here, then in the enclosing blocks), the alias after all, a source's whole row.
         if (found := block.find_unqualified(parts, text, definite=True)) is not None:
             return found
         if name in _HIERARCHY_COLUMNS and block.is_hierarchical():
             return _Lineage()  # LEVEL of a CONNECT BY query: the depth the query computes, from no column
+        if name in self.ctx.variables:
+            return _Lineage()  # a script variable (DECLARE run_date DATE): a value given to the query
         if self.alias_order != ALIAS_LAST and (aliased := block.alias(name)) is not None:
             return aliased
         current = block

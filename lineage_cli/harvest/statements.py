@@ -69,6 +69,8 @@ class Context:
     # inside a trigger's body: each of the profile's ``trigger_row_tables`` -> the trigger's table (set by
     # the script analysis, which knows where a trigger's body ends)
     row_tables: dict[str, str] = field(default_factory=dict)
+    # script variables (BigQuery's `DECLARE run_date DATE`): a bare name that no table surely has is one of these
+    variables: set[str] = field(default_factory=set)
     # the default schema the script started with: where a USE of another database leads back to
     base_schema: str | None = field(default=None, init=False)
 
@@ -256,6 +258,20 @@ def apply_use(statement: exp.Use, ctx: Context) -> None:
         ctx.default_schema = ctx.fold(named.args.get("this")) or ctx.default_schema
     else:
         ctx.default_schema = ctx.base_schema
+
+
+def _declare(statement: exp.Declare, ctx: Context) -> None:
+    """``DECLARE a, b INT64 DEFAULT 0``: names the statements after it may read as values, not columns.
+
+    >>> from lineage_cli.profiles import load_profile
+    >>> ctx = Context(load_profile("bigquery"))
+    >>> _declare(sqlglot.parse_one("DECLARE run_date, cutoff DATE", read="bigquery"), ctx)
+    >>> sorted(ctx.variables)
+    ['cutoff', 'run_date']
+    """
+    for item in statement.expressions:
+        names = item.this if isinstance(item.this, list) else [item.this]
+        ctx.variables.update(ctx.fold(name) for name in names if isinstance(name, exp.Identifier))
 
 
 def _use_kind(statement: exp.Use) -> str:
@@ -722,6 +738,7 @@ _COMMANDS: dict[str, Callable[[exp.Command, str, Context], StatementLineage | No
 
 HANDLERS: dict[type[exp.Expression], Handler] = {
     exp.Use: apply_use,  # type: ignore[dict-item]
+    exp.Declare: _declare,  # type: ignore[dict-item]
     exp.Insert: _insert,  # type: ignore[dict-item]
     exp.MultitableInserts: _multi_insert,  # type: ignore[dict-item]
     exp.Create: _create,  # type: ignore[dict-item]
