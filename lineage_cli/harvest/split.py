@@ -7,7 +7,8 @@ keeps the line of its first token, which becomes the statement's provenance.
 A routine's body is cut like any script; a piece starts at its statement, not at the routine's
 header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicolons (T-SQL), `GO`
 lines end batches, lines that open control flow start new pieces, and a parse that stops where a
-statement begins is cut there (``_parse_unterminated``).
+statement begins is cut there (``_parse_unterminated``).  SQL*Plus's `/` line ends a statement too
+(``_slash_lines_as_semicolons``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.oracle import Oracle
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -57,7 +59,7 @@ def parse_script(
     ``keep``, when given, sees each statement's upper-cased token texts and decides whether
     to parse it at all: a scan for DDL need not parse the DML around it.  With
     ``optional_semicolons`` (T-SQL), a `GO` line ends a batch and a statement ends where the
-    parser finds the next one beginning.
+    parser finds the next one beginning.  A SQL*Plus `/` line ends the statement before it.
 
     >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
     [1, 3]
@@ -70,21 +72,22 @@ def parse_script(
     engine = Dialect.get_or_raise(dialect)
     sql = _without_delimiter_commands(sql)
     try:
-        tokens = _unswallowed(engine.tokenize(sql), sql, engine)
+        tokens = _unswallowed(engine.tokenize(sql), sql, engine, commands_end_lines=optional_semicolons)
     except TokenError:
         yield from _parse_pieces_separately(sql, engine, limits)
         return
     if optional_semicolons:
-        tokens, starts = _go_as_semicolons(tokens), _UNTERMINATED_STARTS
-    else:
-        starts = _DATA_STATEMENTS
-    for chunk in _split_tokens(tokens, starts):
-        if keep is None or keep(_words(chunk)):
-            if optional_semicolons:
-                for piece in _control_flow_pieces(chunk):
+        tokens = _go_as_semicolons(tokens)
+    tokens = _slash_lines_as_semicolons(tokens, engine)
+    for chunk in _split_tokens(tokens):
+        if optional_semicolons:
+            # A batch holds many statements and blocks (`END ELSE BEGIN ...`): it is cut at its lines before
+            # any piece of it is judged by its first word.
+            for piece in _control_flow_pieces(chunk):
+                if keep is None or keep(_words(piece)):
                     yield from _parse_unterminated(piece, sql, engine, limits)
-            else:
-                yield _parse_chunk(chunk, sql, engine, limits)
+        elif (piece := _opened_block(chunk, _DATA_STATEMENTS)) and (keep is None or keep(_words(piece))):
+            yield _parse_chunk(piece, sql, engine, limits)
 
 
 # The mysql client's `DELIMITER //` (a line of its own) makes `//` end statements until `DELIMITER ;`
@@ -110,30 +113,111 @@ def _without_delimiter_commands(sql: str) -> str:
     return "\n".join(lines)
 
 
-# BigQuery's tokenizer reads these as commands, whose arguments it keeps as one string up to the semicolon
-_SWALLOWING = frozenset({"BEGIN", "EXCEPTION"})
+# A tokenizer reads a command that begins a statement with all up to the next semicolon as one string.  Some
+# dialects count block words among their commands (BigQuery BEGIN and EXCEPTION, T-SQL END): the string then
+# holds the statements of the block (`END ELSE BEGIN INSERT ...`).
+_SWALLOWING = frozenset({"BEGIN", "EXCEPTION", "END"})
 
 
-def _unswallowed(tokens: list[Token], sql: str, engine: Dialect) -> list[Token]:
-    """``tokens`` with the string a swallowing BEGIN or EXCEPTION took tokenized again, so that the statement
-    of a scripting block after it is seen (same offsets and lines: the text before is blanked, not cut)."""
-    keywords = engine.tokenizer_class.KEYWORDS
-    if all(keywords.get(word) is not TokenType.COMMAND for word in _SWALLOWING):
+def _unswallowed(tokens: list[Token], sql: str, engine: Dialect, commands_end_lines: bool = False) -> list[Token]:
+    """``tokens`` with the statements a command swallowed tokenized again: all it took after a block word; with
+    ``commands_end_lines`` (semicolons optional: `PRINT 'x'` or `GO` ends at its line), from the first line after
+    its own that begins a statement, the text before staying the command's string.
+
+    >>> engine, sql = Dialect.get_or_raise("tsql"), "SELECT 1;\\nEND ELSE BEGIN INSERT INTO t SELECT 2;\\n"
+    >>> sql += "PRINT 'x'\\nDELETE t;"
+    >>> " ".join(t.text for t in _unswallowed(engine.tokenize(sql), sql, engine, commands_end_lines=True))
+    "SELECT 1 ; END ELSE BEGIN INSERT INTO t SELECT 2 ; PRINT 'x' DELETE t ;"
+    """
+    commands, keywords = engine.tokenizer_class.COMMANDS, engine.tokenizer_class.KEYWORDS
+    if not commands_end_lines and all(keywords.get(word) not in commands for word in _SWALLOWING):
         return tokens  # (most dialects: no pass over the tokens)
     result: list[Token] = []
-    blank: str | None = None
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
+    pending = tokens[::-1]  # a stack: what a string held is read next, and may itself begin with a command
+    while pending:
+        token = pending.pop()
         result.append(token)
-        index += 1
-        swallowed = index < len(tokens) and tokens[index].token_type is TokenType.STRING
-        if token.token_type is TokenType.COMMAND and token.text.upper() in _SWALLOWING and swallowed:
-            blank = re.sub(r"[^\n]", " ", sql) if blank is None else blank
-            end = tokens[index + 1].start if index + 1 < len(tokens) else len(sql)
-            result.extend(engine.tokenize(blank[: token.end + 1] + sql[token.end + 1 : end]))
-            index += 1
+        if token.token_type not in commands or not (commands_end_lines or token.text.upper() in _SWALLOWING):
+            continue
+        end = pending[-2].start if len(pending) > 1 else len(sql)
+        if pending and _swallowed(pending[-1], sql[token.end + 1 : end]):
+            held = _tokenized_after(token, sql[token.end + 1 : end], engine)
+            if (cut := _held_statements(token, held)) is not None:
+                pending.pop()
+                if cut:
+                    result.append(_as_string(held[0], held[cut - 1], sql))
+                pending.extend(reversed(held[cut:]))
     return result
+
+
+def _held_statements(command: Token, held: list[Token]) -> int | None:
+    """Where the statements in ``held``, what ``command`` swallowed, begin: all of it after a block word, else
+    the first line after the command's own that begins a statement; None if it holds none."""
+    if command.text.upper() in _SWALLOWING:
+        return 0
+    cut = _next_line_statement([command, *held])
+    return cut - 1 if cut is not None else None
+
+
+def _swallowed(string: Token, text: str) -> bool:
+    """Whether ``string`` is ``text`` swallowed whole (a string literal's text is without its quotes)."""
+    return string.token_type is TokenType.STRING and string.text == text.strip()
+
+
+def _as_string(first: Token, last: Token, sql: str) -> Token:
+    """The tokens from ``first`` to ``last`` as one string, as a command's argument is read."""
+    return Token(TokenType.STRING, sql[first.start : last.end + 1], last.line, last.col, first.start, last.end)
+
+
+def _tokenized_after(token: Token, text: str, engine: Dialect) -> list[Token]:
+    """The tokens of ``text``, which follows ``token`` (a word on one line) in the script, with the script's lines,
+    columns and offsets: only ``text`` is read again, however long the script before it."""
+    offset = token.end + 1
+    return [
+        Token(
+            each.token_type,
+            each.text,
+            each.line + token.line - 1,
+            each.col + token.col if each.line == 1 else each.col,
+            each.start + offset,
+            each.end + offset,
+            comments=each.comments,
+        )
+        for each in engine.tokenize(text)
+    ]
+
+
+def _slash_lines_as_semicolons(tokens: list[Token], engine: Dialect) -> list[Token]:
+    """``tokens`` with each `/` that stands alone on its line and ends a statement (SQL*Plus runs the buffer
+    there) as a semicolon.
+
+    >>> def run(sql, dialect="oracle"):
+    ...     tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    ...     return " ".join(t.text for t in _slash_lines_as_semicolons(tokens, Dialect.get_or_raise(dialect)))
+    >>> run("INSERT INTO a SELECT 1\\n/"), run("SELECT a\\n/\\nb FROM t", "postgres"), run("SELECT 1;\\n/", "postgres")
+    ('INSERT INTO a SELECT 1 ;', 'SELECT a / b FROM t', 'SELECT 1 ; ;')
+    """
+    # Oracle's tools (SQL*Plus, SQLcl, SQL Developer) read such a line as the run command wherever it stands,
+    # even inside an expression, so for Oracle it always ends the statement.  Elsewhere the same line may be a
+    # division written across lines (`SELECT a` / `/` / `b`): there it ends nothing but a complete statement,
+    # after a semicolon, where a division cannot stand (a script for SQL*Plus, read with another dialect).
+    always = isinstance(engine, Oracle)
+    marked = list(tokens)
+    for index, token in enumerate(tokens):
+        after_statement = index == 0 or tokens[index - 1].token_type is TokenType.SEMICOLON
+        if token.token_type is TokenType.SLASH and (always or after_statement) and _alone_on_its_line(tokens, index):
+            marked[index] = _as_semicolon(token)
+    return marked
+
+
+def _alone_on_its_line(tokens: list[Token], index: int) -> bool:
+    token = tokens[index]
+    alone_before = index == 0 or tokens[index - 1].line < token.line
+    return alone_before and (index + 1 == len(tokens) or tokens[index + 1].line > token.line)
+
+
+def _as_semicolon(token: Token) -> Token:
+    return Token(TokenType.SEMICOLON, ";", token.line, token.col, token.start, token.end)
 
 
 def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
@@ -154,15 +238,14 @@ def _over_limits(chunk: list[Token], limits: Limits) -> str | None:
     return None
 
 
-def _split_tokens(tokens: list[Token], starts: frozenset[str]) -> Iterator[list[Token]]:
-    """Pieces of ``tokens`` between semicolons, each from the statement it holds (``_opened_block``)."""
+def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
+    """The pieces of ``tokens`` between semicolons, empty ones left out."""
     semicolon = TokenType.SEMICOLON
     cuts = [index for index, token in enumerate(tokens) if token.token_type is semicolon]
     start = 0
     for cut in [*cuts, len(tokens)]:
-        piece = _opened_block(tokens[start:cut], starts) if cut > start else []
-        if piece:
-            yield piece
+        if cut > start:
+            yield tokens[start:cut]
         start = cut + 1
 
 
@@ -174,12 +257,13 @@ _BLOCK_KEYWORDS = frozenset({"TRY", "CATCH", "ATOMIC"})  # BEGIN TRY / BEGIN CAT
 _TRANSACTIONS = frozenset({"TRAN", "TRANSACTION", "WORK", "DISTRIBUTED"})  # BEGIN TRAN is no block
 _CONDITIONS = frozenset({"IF", "ELSIF", "ELSEIF", "WHEN"})  # ... THEN <statement>
 _OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION"})  # <opener> <statement>
-_FLOW_OPENERS = _CONDITIONS | _OPENERS | {"CREATE", "BEGIN", "FOR", "WHILE"}  # what a header or flow begins with
+# What a header or flow begins with; T-SQL writes `END ELSE BEGIN` and `END TRY BEGIN CATCH` on one line.
+_FLOW_OPENERS = _CONDITIONS | _OPENERS | {"CREATE", "BEGIN", "FOR", "WHILE", "END"}
 # Procedural code with no statement of its own: PL/SQL, Snowflake and BigQuery scripting, MySQL routines
-# (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`, SQL*Plus's `/`).  A piece of it is passed over, as
-# SET or DROP are, rather than reported as SQL that does not parse.
+# (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`).  A piece of it is passed over, as SET or DROP are,
+# rather than reported as SQL that does not parse.
 _PROCEDURAL = frozenset(
-    {"END", "EXIT", "RAISE", "RETURN", "CONTINUE", "LEAVE", "ITERATE", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE", "/"}
+    {"END", "EXIT", "RAISE", "RETURN", "CONTINUE", "LEAVE", "ITERATE", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE"}
 )
 # The statements worth a piece of their own once the control flow before them is gone.
 _DATA_STATEMENTS = frozenset(
@@ -192,12 +276,15 @@ def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
     nothing opens it; nothing for procedural code that holds no statement (one of ``starts``).
 
     >>> def opened(sql, dialect="tsql"):
-    ...     tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    ...     engine = Dialect.get_or_raise(dialect)
+    ...     tokens = _unswallowed(engine.tokenize(sql), sql, engine)
     ...     return " ".join(t.text for t in _opened_block(tokens, _DATA_STATEMENTS))
     >>> opened("CREATE PROCEDURE p AS BEGIN INSERT INTO t SELECT 1"), opened("BEGIN TRAN")
     ('INSERT INTO t SELECT 1', 'BEGIN TRAN')
     >>> opened("ELSIF n > 0 THEN UPDATE t SET a = 1", "oracle"), opened("LOOP n := n + 1", "oracle"), opened("END IF")
     ('UPDATE t SET a = 1', '', '')
+    >>> opened("END ELSE BEGIN DELETE FROM t"), opened("IF 1 = 1 MERGE t USING s ON a = b WHEN MATCHED THEN DELETE")
+    ('DELETE FROM t', 'IF 1 = 1 MERGE t USING s ON a = b WHEN MATCHED THEN DELETE')
     """
     piece = chunk
     while (opened := _past_control_flow(piece)) is not None:
@@ -220,17 +307,45 @@ def _past_control_flow(piece: list[Token]) -> list[Token] | None:
     if first == "BEGIN" and (len(piece) == 1 or words[1] in _TRANSACTIONS):
         return None
     if first == "BEGIN":
-        start = 1
-        while start < len(piece) and words[start] in _BLOCK_KEYWORDS:
-            start += 1
-        return piece[start:]
-    if first in _CONDITIONS and "THEN" in words:
-        return piece[words.index("THEN") + 1 :]
+        return piece[_past_block_keywords(words) :]
+    if first == "END":  # what follows a block's end on its line (`END ELSE BEGIN`) or on the next opens the next
+        after = _past_block_keywords(words)
+        opens = after < len(piece) and (words[after] in ("ELSE", "BEGIN") or piece[after].line > piece[0].line)
+        return piece[after:] if opens else None
+    if first in _CONDITIONS and (then := _condition_then(piece)) is not None:
+        return piece[then + 1 :]
     if first in ("FOR", "WHILE") and "LOOP" in words:  # PL/SQL loops (T-SQL's WHILE is sqlglot's to read)
         return piece[words.index("LOOP") + 1 :]
     if first in ("FOR", "WHILE") and "DO" in words:  # BigQuery, Snowflake and MySQL loops
         return piece[words.index("DO") + 1 :]
     return piece[1:] if first in _OPENERS else None
+
+
+def _past_block_keywords(words: list[str]) -> int:
+    """Where the block that ``words`` begin or end (`BEGIN TRY`, `END CATCH`, `BEGIN`) has its next word."""
+    after = 1
+    while after < len(words) and words[after] in _BLOCK_KEYWORDS:
+        after += 1
+    return after
+
+
+# Statements with a THEN of their own (`WHEN MATCHED THEN UPDATE`), and the block a T-SQL IF opens
+_OWN_THEN = frozenset({"MERGE", "BEGIN"})
+
+
+def _condition_then(piece: list[Token]) -> int | None:
+    """The index of the THEN that ends the condition ``piece`` begins with (`IF c THEN`), if it has one: the
+    first THEN outside parentheses and CASE, unless a MERGE or a block comes first (T-SQL's IF has no THEN:
+    a THEN after its statement belongs to that statement)."""
+    case = 0
+    for index, token in _outside_parentheses(piece):
+        word = token.text.upper()
+        if word == "THEN" and case == 0:
+            return index
+        if word in _OWN_THEN:
+            return None
+        case += (word == "CASE") - (word == "END" and case > 0)
+    return None
 
 
 def _words(tokens: list[Token]) -> list[str]:
@@ -278,12 +393,8 @@ def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
     """``tokens`` with each `GO` that stands alone on its line (T-SQL's batch separator) as a semicolon."""
     marked = list(tokens)
     for index, token in enumerate(tokens):
-        if token.text.upper() != "GO":
-            continue
-        alone_before = index == 0 or tokens[index - 1].line < token.line
-        alone_after = index + 1 == len(tokens) or tokens[index + 1].line > token.line
-        if alone_before and alone_after:
-            marked[index] = Token(TokenType.SEMICOLON, ";", token.line, token.col, token.start, token.end)
+        if token.text.upper() == "GO" and _alone_on_its_line(tokens, index):
+            marked[index] = _as_semicolon(token)
     return marked
 
 
@@ -441,8 +552,9 @@ def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Itera
         except TokenError as error:
             yield ParsedStatement(line=first_line, error=f"tokenizer error: {error}", error_line=first_line)
             continue
-        for chunk in _split_tokens(tokens, _DATA_STATEMENTS):
-            yield _parse_chunk(chunk, padded, engine, limits)
+        for chunk in _split_tokens(_slash_lines_as_semicolons(tokens, engine)):
+            if piece := _opened_block(chunk, _DATA_STATEMENTS):
+                yield _parse_chunk(piece, padded, engine, limits)
 
 
 def _naive_pieces(sql: str) -> Iterator[tuple[int, str]]:

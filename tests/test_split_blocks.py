@@ -1,0 +1,53 @@
+"""Statement lines around blocks and run commands: T-SQL `IF ... BEGIN ...; END ELSE BEGIN ...; END` and
+SQL*Plus's `/` line keep every statement at its own line.  Their lineage is golden
+(fixtures/sql/columns/tsql_blocks.sql, sqlplus.sql)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lineage_cli import parse_sql
+
+IF_ELSE = """\
+IF 1=1
+BEGIN
+  INSERT INTO dbo.a SELECT x FROM dbo.s;
+END
+ELSE
+BEGIN
+  INSERT INTO dbo.b SELECT y FROM dbo.s;
+END
+"""
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "expected"),
+    [
+        (IF_ELSE, "tsql", [("insert", 3, ["dbo.a"]), ("insert", 7, ["dbo.b"])]),
+        (IF_ELSE.replace(";", ""), "tsql", [("insert", 3, ["dbo.a"]), ("insert", 7, ["dbo.b"])]),
+        (
+            IF_ELSE.replace("END\nELSE\nBEGIN", "END ELSE BEGIN"),
+            "tsql",
+            [("insert", 3, ["dbo.a"]), ("insert", 5, ["dbo.b"])],
+        ),
+        (
+            "INSERT INTO a SELECT x FROM s;\n/\nINSERT INTO b SELECT y FROM s;\n/\n",
+            "oracle",
+            [("insert", 1, ["a"]), ("insert", 3, ["b"])],
+        ),
+        (
+            "INSERT INTO a SELECT x FROM s\n/\nINSERT INTO b SELECT y FROM s\n/\n",
+            "oracle",
+            [("insert", 1, ["a"]), ("insert", 3, ["b"])],
+        ),
+        (
+            "BEGIN INSERT INTO a SELECT x FROM s; END;\n/\nINSERT INTO b SELECT y FROM s;\n",
+            "oracle",
+            [("insert", 1, ["a"]), ("insert", 3, ["b"])],
+        ),
+    ],
+)
+def test_statements_keep_their_lines(sql: str, dialect: str, expected: list[tuple[str, int, list[str]]]):
+    result = parse_sql(sql, dialect=dialect)
+    assert result["errors"] == []
+    assert [(s["type"], s["line"], s["targets"]) for s in result["statements"]] == expected
