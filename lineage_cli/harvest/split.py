@@ -78,7 +78,7 @@ def parse_script(
         return
     if optional_semicolons:
         tokens = _go_as_semicolons(tokens)
-    tokens = _slash_lines_as_semicolons(tokens, engine)
+    tokens = _slash_lines_as_semicolons(tokens, sql, engine)
     for chunk in _split_tokens(tokens):
         if optional_semicolons:
             # A batch holds many statements and blocks (`END ELSE BEGIN ...`): it is cut at its lines before
@@ -187,13 +187,17 @@ def _tokenized_after(token: Token, text: str, engine: Dialect) -> list[Token]:
     ]
 
 
-def _slash_lines_as_semicolons(tokens: list[Token], engine: Dialect) -> list[Token]:
+# A line holding only `/`: looked for in the text first, so a script without one costs no pass over its tokens
+_SLASH_LINE = re.compile(r"^[ \t]*/[ \t]*(?:--[^\n]*)?$", re.MULTILINE)
+
+
+def _slash_lines_as_semicolons(tokens: list[Token], sql: str, engine: Dialect) -> list[Token]:
     """``tokens`` with each `/` that stands alone on its line and ends a statement (SQL*Plus runs the buffer
     there) as a semicolon.
 
     >>> def run(sql, dialect="oracle"):
     ...     tokens = Dialect.get_or_raise(dialect).tokenize(sql)
-    ...     return " ".join(t.text for t in _slash_lines_as_semicolons(tokens, Dialect.get_or_raise(dialect)))
+    ...     return " ".join(t.text for t in _slash_lines_as_semicolons(tokens, sql, Dialect.get_or_raise(dialect)))
     >>> run("INSERT INTO a SELECT 1\\n/"), run("SELECT a\\n/\\nb FROM t", "postgres"), run("SELECT 1;\\n/", "postgres")
     ('INSERT INTO a SELECT 1 ;', 'SELECT a / b FROM t', 'SELECT 1 ; ;')
     """
@@ -201,6 +205,8 @@ def _slash_lines_as_semicolons(tokens: list[Token], engine: Dialect) -> list[Tok
     # even inside an expression, so for Oracle it always ends the statement.  Elsewhere the same line may be a
     # division written across lines (`SELECT a` / `/` / `b`): there it ends nothing but a complete statement,
     # after a semicolon, where a division cannot stand (a script for SQL*Plus, read with another dialect).
+    if not _SLASH_LINE.search(sql):
+        return tokens
     always = isinstance(engine, Oracle)
     marked = list(tokens)
     for index, token in enumerate(tokens):
@@ -552,7 +558,7 @@ def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Itera
         except TokenError as error:
             yield ParsedStatement(line=first_line, error=f"tokenizer error: {error}", error_line=first_line)
             continue
-        for chunk in _split_tokens(_slash_lines_as_semicolons(tokens, engine)):
+        for chunk in _split_tokens(_slash_lines_as_semicolons(tokens, padded, engine)):
             if piece := _opened_block(chunk, _DATA_STATEMENTS):
                 yield _parse_chunk(piece, padded, engine, limits)
 
