@@ -771,11 +771,20 @@ class _SelectBlock(_Block):
         if isinstance(projection, exp.Star):
             return self._star_order
         parts = _column_parts(projection, self.analysis)[:-1]  # t.* -> [t]
-        source = self._qualifier_source(parts)
+        source = self._qualifier_source(parts) or self._struct_star(parts)
         if source is None:
             self.analysis.warn(f"cannot expand {'.'.join(parts)}.*: unknown table or alias")
             return []
         return [source]
+
+    def _struct_star(self, parts: list[str]) -> _Source | None:
+        """BigQuery's ``col.*`` on a STRUCT column: its fields, unknown here, all come from the column."""
+        text = ".".join(parts)
+        found = self.find_qualified(parts, text) if len(parts) > 1 else None
+        found = found or self.find_unqualified(parts, text, definite=False)
+        if found is None or not found.values or set(found.values) == {f"{UNRESOLVED}.{parts[-1]}"}:
+            return None
+        return _RowSource({STAR: found.raised(TRANSFORMATION)})
 
     def _qualifier_source(self, parts: list[str]) -> _Source | None:
         """The source ``t`` / ``s.t`` names, as the qualifier of ``t.*`` or ``t.c``."""
