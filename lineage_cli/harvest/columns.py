@@ -1191,7 +1191,7 @@ class _Analysis:
         query = write.query
         if lineage.type == "multi_insert":
             branch = write.target_node.find_ancestor(exp.ConditionalInsert) if write.target_node else None
-            condition = branch.expression if branch is not None else None
+            condition = _branch_condition(statement, branch) if branch is not None else None
             query = _graft_multi_insert_source(query, statement.args.get("source"), condition)
         if query is not None:
             written = self.map_outputs(self.query_block(query, env, None), _target_columns(write, self))
@@ -1839,6 +1839,19 @@ def _statement_env(
     if statement is None or statement is query or not isinstance(statement, (exp.DML, exp.DDL)):
         return {}
     return analysis.with_env(statement, {})
+
+
+def _branch_condition(statement: exp.Expression, branch: exp.ConditionalInsert) -> exp.Expression | None:
+    """The rows one branch of ``INSERT ALL | FIRST WHEN ... ELSE ...`` takes: its WHEN condition; under ELSE,
+    none of the WHENs; under FIRST, its WHEN and none of the WHENs before it."""
+    branches = [b for b in statement.expressions if isinstance(b, exp.ConditionalInsert)]
+    position = next(i for i, b in enumerate(branches) if b is branch)
+    first = str(statement.args.get("kind") or "").upper() == "FIRST"
+    before = branches if branch.args.get("else_") else branches[:position] if first else []
+    excluded = [b.expression.copy() for b in before if b.expression is not None and not b.args.get("else_")]
+    own = [branch.expression.copy()] if branch.expression is not None and not branch.args.get("else_") else []
+    conditions = own + ([exp.not_(exp.or_(*excluded))] if excluded else [])
+    return exp.and_(*conditions) if conditions else None
 
 
 def _graft_multi_insert_source(
