@@ -655,6 +655,11 @@ class _Block:
         """The key ``name`` of the block's ``JOIN ... USING`` joins (select blocks have them)."""
         return None
 
+    def qualifier_source(self, parts: list[str]) -> _Source | None:
+        """The source ``t`` / ``s.t`` names, as the qualifier of ``t.*`` or ``t.c``."""
+        self.ensure_sources()
+        return self._tables.get(".".join(parts)) if len(parts) > 1 else self._sources.get(parts[0])  # type: ignore[union-attr]
+
     def whole_row(self, name: str) -> _Lineage | None:
         """``TO_JSON(t)``, ``SELECT t FROM t``: a bare name that is no column but names a source of known
         columns stands for the source's whole row."""
@@ -771,7 +776,7 @@ class _SelectBlock(_Block):
         if isinstance(projection, exp.Star):
             return self._star_order
         parts = _column_parts(projection, self.analysis)[:-1]  # t.* -> [t]
-        source = self._qualifier_source(parts) or self._struct_star(parts)
+        source = self.qualifier_source(parts) or self._struct_star(parts)
         if source is None:
             self.analysis.warn(f"cannot expand {'.'.join(parts)}.*: unknown table or alias")
             return []
@@ -786,17 +791,13 @@ class _SelectBlock(_Block):
             return None
         return _RowSource({STAR: found.raised(TRANSFORMATION)})
 
-    def _qualifier_source(self, parts: list[str]) -> _Source | None:
-        """The source ``t`` / ``s.t`` names, as the qualifier of ``t.*`` or ``t.c``."""
-        return self._tables.get(".".join(parts)) if len(parts) > 1 else self._sources.get(parts[0])  # type: ignore[union-attr]
-
     def _excluded(self, star: exp.Star, source: _Source) -> set[str]:
         """``* EXCEPT (a, y.b)``: the columns of ``source`` left out; a qualified name leaves out its own
         table's column only."""
         excluded = set()
         for item in star.args.get("except_") or ():
             qualifier = _column_parts(item, self.analysis)[:-1] if isinstance(item, exp.Column) else []
-            if not qualifier or self._qualifier_source(qualifier) is source:
+            if not qualifier or self.qualifier_source(qualifier) is source:
                 excluded.add(_last_name(item, self.analysis))
         return excluded
 
@@ -1137,6 +1138,7 @@ _LEAF_TYPES = (exp.Literal, exp.Identifier, exp.Var, exp.DataType, exp.Star, exp
 _PASS_TYPES = (exp.Alias, exp.Paren, exp.Distinct, exp.IgnoreNulls, exp.RespectNulls)
 _SPECIAL_TYPES: dict[type, int] = {
     exp.Column: _COLUMN,
+    exp.Parameter: _COLUMN,  # Snowflake's positional $1
     exp.Case: _CASE,
     exp.If: _IF,
     exp.Nvl2: _NVL2,
@@ -1476,13 +1478,15 @@ class _Analysis:
         if block.referenced is not None:
             block.referenced.update(lineage.bases)
 
-    def resolve(self, column: exp.Column, block: _Block) -> _Lineage:
+    def resolve(self, column: exp.Column | exp.Parameter, block: _Block) -> _Lineage:
         """The lineage of a column reference.
 
         A qualified name looks for its qualifier in this block, then in the enclosing ones
         (correlation), before it is read as a struct field access.  A bare name looks in this
         block's sources, then its select aliases, then the enclosing blocks.
         """
+        if isinstance(column, exp.Parameter) or isinstance(column.this, exp.Parameter):
+            return self._positional(column, block)
         parts = _column_parts(column, self)
         text = ".".join(parts)
         current: _Block | None = block
@@ -1523,6 +1527,22 @@ class _Analysis:
         # The schema says the only table here lacks the column; valid SQL says it has it.
         only = block.single_source()
         return only.column(name, text) if only is not None else self.unresolved(name, text)
+
+    def _positional(self, column: exp.Column | exp.Parameter, block: _Block) -> _Lineage:
+        """Snowflake's ``$2`` / ``t.$2``: the source's second column, or, its columns unknown, ``t.$2``.
+        Any other parameter (T-SQL's ``@var``) is a value, not a column."""
+        parameter = column.this if isinstance(column, exp.Column) else column
+        number = parameter.this if isinstance(parameter.this, exp.Literal) else None
+        if number is None or not number.name.isdigit():
+            return _Lineage()
+        qualifier = _column_parts(column, self)[:-1] if isinstance(column, exp.Column) else []
+        source = block.qualifier_source(qualifier) if qualifier else block.single_source()
+        text = ".".join([*qualifier, f"${number.name}"])
+        if source is None:
+            return self.unresolved(f"${number.name}", text)
+        names, position = source.names(), int(number.name) - 1
+        known = names[: names.index(STAR)] if STAR in names else names
+        return source.column(known[position] if position < len(known) else f"${number.name}", text)
 
     # -- MERGE / UPDATE / DELETE --------------------------------------------------------
 

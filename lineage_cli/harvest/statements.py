@@ -113,12 +113,17 @@ _FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "avro", "text", "del
 
 
 def _file_query_location(table: exp.Table) -> str | None:
-    """The location of a ``format.`path` `` table (Spark, Databricks), as written; None for a table.
+    """The location of a ``format.`path` `` table (Spark, Databricks) or of a Snowflake stage queried in place
+    (``SELECT $1 FROM @stage/dir/``), as written; None for a table.
 
     >>> _file_query_location(sqlglot.parse_one("SELECT * FROM delta.`/mnt/Raw/events`", read="spark").find(exp.Table))
     '/mnt/Raw/events'
+    >>> _file_query_location(sqlglot.parse_one("SELECT $1 FROM @raw.stage/ev/", read="snowflake").find(exp.Table))
+    '@raw.stage/ev/'
     """
     name, schema = table.args.get("this"), table.args.get("db")
+    if isinstance(name, exp.Var) and name.name.startswith("@") and schema is None:
+        return name.name
     if not isinstance(name, exp.Identifier) or not name.quoted or "/" not in name.this or schema is None:
         return None
     return name.this if schema.name.lower() in _FILE_FORMATS and not table.args.get("catalog") else None
@@ -706,7 +711,8 @@ def _read_tables(node: exp.Expression | None, ctx: Context, skip: Iterable[exp.T
 def _is_dataset(table: exp.Table, ctx: Context) -> bool:
     """A Table node names a dataset unless it is a function call or a CTE reference."""
     if not isinstance(table.args.get("this"), exp.Identifier):
-        return False  # table functions: generate_series(...), TABLE(FLATTEN(...)), UNNEST ...
+        # table functions: generate_series(...), TABLE(FLATTEN(...)), UNNEST ...; a stage is a location
+        return _file_query_location(table) is not None
     return bool(table.args.get("db")) or ctx.fold(table.args.get("this")) not in ctx.cte_names
 
 
