@@ -1234,6 +1234,8 @@ class _Analysis:
             return _SetOperationBlock(self, query, env, outer, track)
         if isinstance(query, exp.Values):
             return _ValuesBlock(self, query, env, outer, track)
+        if isinstance(returned := _returned_rows(query), exp.Select):
+            return _SelectBlock(self, returned, env, outer, track)
         self.warn(f"no column lineage through {type(query).__name__.upper()}")
         return _ValuesBlock(self, exp.Values(expressions=[]), env, outer, track)
 
@@ -1859,6 +1861,22 @@ def _statement_env(
     if statement is None or statement is query or not isinstance(statement, (exp.DML, exp.DDL)):
         return {}
     return analysis.with_env(statement, {})
+
+
+def _returned_rows(statement: exp.Expression) -> exp.Select | None:
+    """Postgres' ``WITH gone AS (DELETE FROM q WHERE done RETURNING id) INSERT ... SELECT id FROM gone``: the rows
+    a data-modifying CTE returns, read as ``SELECT id FROM q WHERE done`` (the rows it changed, their columns)."""
+    returning = statement.args.get("returning")
+    table = statement.this
+    if (
+        not isinstance(statement, exp.DML)
+        or not isinstance(returning, exp.Returning)
+        or not isinstance(table, exp.Table)
+    ):
+        return None
+    rows = exp.Select(expressions=[e.copy() for e in returning.expressions]).from_(table.copy())
+    where = statement.args.get("where")
+    return rows.where(where.this.copy()) if isinstance(where, exp.Where) else rows
 
 
 def _branch_condition(statement: exp.Expression, branch: exp.ConditionalInsert) -> exp.Expression | None:
