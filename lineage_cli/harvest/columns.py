@@ -1557,15 +1557,25 @@ class _Analysis:
         self._joins(block)
         whens = statement.args.get("whens")
         for when in whens.expressions if whens is not None else ():
+            scope = block if when.args.get("matched") else self._unmatched_scope(statement, write, env, when)
             if (condition := when.args.get("condition")) is not None:
-                self.predicate(condition, block, FILTER)
+                self.predicate(condition, scope, FILTER)
             action = when.args.get("then")
             if isinstance(action, (exp.Update, exp.Insert)) and (where := action.args.get("where")) is not None:
-                self.predicate(where.this, block, FILTER)  # Oracle: UPDATE SET ... WHERE cond
+                self.predicate(where.this, scope, FILTER)  # Oracle: UPDATE SET ... WHERE cond
             if isinstance(action, exp.Update):
-                self._assignments(action.expressions, block, using_source)
+                self._assignments(action.expressions, scope, using_source)
             elif isinstance(action, exp.Insert):
-                self._merge_insert(action, block, using_source)
+                self._merge_insert(action, scope, using_source)
+
+    def _unmatched_scope(
+        self, statement: exp.Merge, write: Write, env: dict[str, _Block], when: exp.When
+    ) -> _StatementBlock:
+        """What a ``WHEN NOT MATCHED`` clause can read: the source row alone (no target row matched it), or,
+        ``BY SOURCE``, the target row alone; so a bare ``VALUES (id, name)`` is the source's, not ambiguous."""
+        scope = _StatementBlock(self, env, write)
+        scope.add_relations(write.target_node if when.args.get("source") else statement.args.get("using"))
+        return scope
 
     def upsert(self, conflict: exp.OnConflict, write: Write, env: dict[str, _Block], row: dict[str, _Lineage]) -> None:
         """``ON CONFLICT ... DO UPDATE SET c = expr`` / ``ON DUPLICATE KEY UPDATE c = expr``.
