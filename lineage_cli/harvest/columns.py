@@ -165,6 +165,8 @@ class _Lineage:
 # QUALIFY after the sources known to have the column, WHERE and ON after every source, since they run before
 # the select list (an alias there is a Snowflake / DuckDB extension, and a table's column wins over it).
 ALIAS_FIRST, ALIAS_AFTER_KNOWN, ALIAS_LAST = range(3)
+# A sequence's next and current value (Oracle, Snowflake, DB2): `seq.NEXTVAL` names no table.
+_SEQUENCE_VALUES = frozenset(("nextval", "currval"))
 # The pseudo-columns of a CONNECT BY query (Oracle, Snowflake).
 _HIERARCHY_COLUMNS = frozenset(("level", "connect_by_isleaf", "connect_by_iscycle"))
 
@@ -1502,6 +1504,8 @@ class _Analysis:
                 if (found := current.find_unqualified(parts, text, definite=True)) is not None:
                     return found
                 current = current.outer
+            if parts[-1] in _SEQUENCE_VALUES:
+                return _Lineage()  # my_seq.NEXTVAL: a number the sequence gives, from no column
             return self.unresolved(parts[-1], text)
         name = parts[0]
         if self.alias_order == ALIAS_FIRST and (aliased := block.alias(name)) is not None:

@@ -93,11 +93,13 @@ def _call_types(name: str, dialect: str) -> set[type]:
     """The node classes a dialect builds for calls of ``name``.
 
     Builders may need an algorithm argument and pick the class from it (T-SQL
-    ``HASHBYTES('MD5', x)`` is ``exp.MD5``), so a few argument shapes are tried.
+    ``HASHBYTES('MD5', x)`` is ``exp.MD5``), so a few argument shapes are tried.  The class
+    sqlglot names ``name`` is one of them too: a dialect may build it from other calls
+    (BigQuery's ``MD5(x)`` is ``MD5Digest``, but ``TO_HEX(MD5(x))`` is ``MD5``).
     """
     if not name.replace("_", "").isalnum():
         return set()  # schema-qualified names (anon.partial) stay anonymous calls
-    found: set[type] = set()
+    found: set[type] = {cls for cls in exp.ALL_FUNCTIONS if name.upper() in cls.sql_names()}
     for arguments in ("x", "'md5', x", "'sha1', x", "'sha2_256', x"):
         try:
             select = sqlglot.parse_one(f"SELECT {name}({arguments})", read=dialect)
