@@ -184,6 +184,11 @@ def test_every_placeholder_style_survives_in_a_name() -> None:
     ]
 
 
+def test_a_query_that_writes_nothing_names_what_it_reads_with_its_placeholders() -> None:
+    sql = "SELECT a FROM {{ p.s }}.t;\nSELECT a FROM ${db}.t JOIN #src#.u ON t.k = u.k;"
+    assert statements(sql) == [(1, [], ["{{ p.s }}.t"]), (2, [], ["#src#.u", "${db}.t"])]
+
+
 def harvest_one(folder: Path, sql: str, **options) -> Graph:
     (folder / "x.sql").write_text(sql)
     return harvest([folder], "hive", **options).graph

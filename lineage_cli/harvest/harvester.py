@@ -223,6 +223,7 @@ def _map_back(
                 script.defaults[restore(name)] = real
         for write in statement.writes:
             write.target, write.sources = restore(write.target), [restore(source) for source in write.sources]
+        statement.reads = [restore(name) for name in statement.reads]
         statement.columns = sorted(
             ColumnEdge(restore(e.source), restore(e.target), e.kind, e.subtype)
             for e in statement.columns
@@ -236,7 +237,7 @@ def _map_back(
 
 
 def _dataset_names(statement: StatementLineage) -> set[str]:
-    names = {w.target for w in statement.writes} | {s for w in statement.writes for s in w.sources}
+    names = {w.target for w in statement.writes} | set(statement.sources)
     names |= {table_of(e.source) for e in statement.columns} | {table_of(e.target) for e in statement.columns}
     return {name for name in names if name != "?"}
 
