@@ -558,6 +558,11 @@ class _Block:
             if len(parts) > 2:
                 self._tables.setdefault(".".join(parts[-2:]), source)
 
+    def add_qualifier(self, alias: str, source: _Source) -> None:
+        """A source only a qualified name reaches (``EXCLUDED.c``): no bare name or star reads it."""
+        self.ensure_sources()
+        self._sources.setdefault(alias, source)  # type: ignore[union-attr]
+
     def add_relation(self, node: exp.Expression, star: bool = True) -> None:
         """Register one FROM / JOIN / LATERAL item as a source."""
         found = self._relation_source(node)
@@ -1588,7 +1593,8 @@ class _Analysis:
         """
         block = _StatementBlock(self, env, write)
         block.add_relations(write.target_node)
-        block.add_source("excluded", _RowSource(row))
+        # Only `EXCLUDED.c` names the proposed row: a bare `c` is the existing row's (MySQL's `b = b + VALUES(b)`).
+        block.add_qualifier("excluded", _RowSource(row))
         if (where := conflict.args.get("where")) is not None:
             self.predicate(where.this, block, FILTER)
         for assignment in conflict.expressions:

@@ -291,6 +291,9 @@ def _insert(statement: exp.Insert, ctx: Context) -> StatementLineage | None:
     if written is None or landing is None:
         return _into_location(statement, ctx)
     write = _write(statement, written, ctx, query=statement.expression, landing=landing)
+    conflict = statement.args.get("conflict")
+    if isinstance(conflict, exp.OnConflict) and conflict.expressions:  # an upsert updates rows it reads
+        write.sources = sorted({*write.sources, write.target})
     return StatementLineage("insert", [write], statement)
 
 
