@@ -55,6 +55,9 @@ class DialectProfile:
     # Names that, inside a trigger's body, stand for the rows of the trigger's table (T-SQL's
     # INSERTED / DELETED): not tables of their own
     trigger_row_tables: frozenset[str] = frozenset()
+    # What `SELECT ... INTO name` does: "table" creates it (T-SQL), "variables" assigns them (PL/SQL, MySQL,
+    # Snowflake scripting), "variables_in_routines" does the one in a routine's body, the other outside (plpgsql)
+    select_into: str = "variables_in_routines"
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -125,6 +128,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         optional_semicolons=bool(data.get("optional_semicolons", False)),
         use_switches=_use_switches(path, data.get("use_switches")),
         trigger_row_tables=_lower_set(data.get("trigger_row_tables")),
+        select_into=_select_into(path, data.get("select_into")),
     )
 
 
@@ -135,6 +139,17 @@ def _use_switches(path: Path, values: object) -> tuple[tuple[str, str], ...]:
     if not isinstance(values, dict) or not all(str(v).lower() in _SWITCHED for v in values.values()):
         raise ProfileError(f"{path}: use_switches maps USE kinds to 'schema' or 'catalog'")
     return tuple(sorted((str(k or "").lower(), str(v).lower()) for k, v in values.items()))
+
+
+_SELECT_INTO = frozenset({"table", "variables", "variables_in_routines"})
+
+
+def _select_into(path: Path, value: object) -> str:
+    if value is None:
+        return "variables_in_routines"
+    if str(value) not in _SELECT_INTO:
+        raise ProfileError(f"{path}: select_into is one of {', '.join(sorted(_SELECT_INTO))}")
+    return str(value)
 
 
 def _lower_set(values: object) -> frozenset[str]:

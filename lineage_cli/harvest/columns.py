@@ -1522,8 +1522,8 @@ class _Analysis:
             return found
         if name in _HIERARCHY_COLUMNS and block.is_hierarchical():
             return _Lineage()  # LEVEL of a CONNECT BY query: the depth the query computes, from no column
-        if name in self.ctx.variables:
-            return _Lineage()  # a script variable (DECLARE run_date DATE): a value given to the query
+        if name in self.ctx.variables or name in (self.ctx.routine_parameters or ()):
+            return _Lineage()  # a variable (DECLARE run_date DATE) or a routine's parameter: a value, not a column
         if self.alias_order != ALIAS_LAST and (aliased := block.alias(name)) is not None:
             return aliased
         current = block

@@ -30,6 +30,7 @@ from lineage_cli.harvest.statements import (
     analyze_statement,
     nested_statements,
     routine_body,
+    routine_parameters,
     unanalysed,
 )
 from lineage_cli.harvest.templates import Rendered, render
@@ -83,6 +84,7 @@ def analyze_script(
         script.statements += 1
         if triggers:
             _enter_trigger(ctx, triggers, parsed.line)
+        ctx.routine_parameters = parsed.routine_parameters
         if parsed.error is not None:
             script.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
         elif parsed.expression is not None:
@@ -97,7 +99,10 @@ def _parsed_statements(sql: str, profile: DialectProfile, lines_before: int = 0)
     for parsed in parse_script(sql, profile.sqlglot_dialect, optional_semicolons=profile.optional_semicolons):
         body = routine_body(parsed.expression) if parsed.expression is not None else None
         if body is not None and (at := sql.find(body, _line_start(sql, parsed.line))) >= 0:
-            yield from _parsed_statements(body, profile, lines_before + sql.count("\n", 0, at))
+            parameters = routine_parameters(parsed.expression)  # type: ignore[arg-type] - the routine
+            for inner in _parsed_statements(body, profile, lines_before + sql.count("\n", 0, at)):
+                inner.routine_parameters = parameters | (inner.routine_parameters or frozenset())
+                yield inner
             continue
         parsed.line += lines_before
         if parsed.error_line is not None:

@@ -33,6 +33,8 @@ class ParsedStatement:
     error: str | None = None
     error_line: int | None = None
     error_col: int | None = None
+    # the names a routine whose body (a string) holds the statement gives it: its parameters; None outside
+    routine_parameters: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,7 @@ def parse_script(
     if optional_semicolons:
         tokens = _go_as_semicolons(tokens)
     tokens = _slash_lines_as_semicolons(tokens, sql, engine)
+    declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
         if optional_semicolons:
             # A batch holds many statements and blocks (`END ELSE BEGIN ...`): it is cut at its lines before
@@ -86,7 +89,13 @@ def parse_script(
             for piece in _control_flow_pieces(chunk):
                 if keep is None or keep(_words(piece)):
                     yield from _parse_unterminated(piece, sql, engine, limits)
-        elif (piece := _opened_block(chunk, _DATA_STATEMENTS)) and (keep is None or keep(_words(piece))):
+            continue
+        first = chunk[0].text.upper()
+        if declaring and first not in _FLOW_OPENERS and first not in _OPENED_STARTS:
+            yield _declared(chunk[0].line, chunk)  # one more `name TYPE [DEFAULT x];` of a declare section
+            continue
+        declaring = first == "DECLARE" or _opens_declarations(chunk)
+        if (piece := _opened_block(chunk, _OPENED_STARTS)) and (keep is None or keep(_words(piece))):
             yield _parse_chunk(piece, sql, engine, limits)
 
 
@@ -258,23 +267,41 @@ def _split_tokens(tokens: list[Token]) -> Iterator[list[Token]]:
 # The body of a procedure, function or trigger is cut at its semicolons like any script, so its first
 # statement shares a piece with the routine's header (`CREATE PROCEDURE p() AS BEGIN INSERT ...`), and a
 # statement inside control flow with what opens it (`BEGIN TRY INSERT ...`, PL/SQL's `IF c THEN UPDATE ...`).
-_ROUTINES = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER"})
+_ROUTINES = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "PACKAGE"})
+# A routine declared inside an Oracle package body (or a PL/SQL declare section): a header without CREATE
+_MEMBER_ROUTINES = frozenset({"PROCEDURE", "FUNCTION"})
 _BLOCK_KEYWORDS = frozenset({"TRY", "CATCH", "ATOMIC"})  # BEGIN TRY / BEGIN CATCH (T-SQL), BEGIN ATOMIC
 _TRANSACTIONS = frozenset({"TRAN", "TRANSACTION", "WORK", "DISTRIBUTED"})  # BEGIN TRAN is no block
 _CONDITIONS = frozenset({"IF", "ELSIF", "ELSEIF", "WHEN"})  # ... THEN <statement>
 _OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION"})  # <opener> <statement>
 # What a header or flow begins with; T-SQL writes `END ELSE BEGIN` and `END TRY BEGIN CATCH` on one line.
-_FLOW_OPENERS = _CONDITIONS | _OPENERS | {"CREATE", "BEGIN", "FOR", "WHILE", "END"}
+_FLOW_OPENERS = _CONDITIONS | _OPENERS | _MEMBER_ROUTINES | {"CREATE", "BEGIN", "FOR", "WHILE", "END"}
 # Procedural code with no statement of its own: PL/SQL, Snowflake and BigQuery scripting, MySQL routines
-# (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`).  A piece of it is passed over, as SET or DROP are,
-# rather than reported as SQL that does not parse.
+# (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`, plpgsql's `GET DIAGNOSTICS n = ROW_COUNT`).  A piece of
+# it is passed over, as SET or DROP are, rather than reported as SQL that does not parse.
 _PROCEDURAL = frozenset(
-    {"END", "EXIT", "RAISE", "RETURN", "CONTINUE", "LEAVE", "ITERATE", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE"}
+    {
+        "END",
+        "EXIT",
+        "RAISE",
+        "RETURN",
+        "CONTINUE",
+        "LEAVE",
+        "ITERATE",
+        "REPEAT",
+        "UNTIL",
+        "OPEN",
+        "FETCH",
+        "CLOSE",
+        "GET",
+    }
 )
 # The statements worth a piece of their own once the control flow before them is gone.
 _DATA_STATEMENTS = frozenset(
     {"INSERT", "UPDATE", "DELETE", "MERGE", "WITH", "SELECT", "CREATE", "REPLACE", "COPY", "LOAD", "UNLOAD"}
 )
+# ... and the declarations of a block, whose names are variables, not columns
+_OPENED_STARTS = _DATA_STATEMENTS | {"DECLARE"}
 
 
 def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
@@ -308,8 +335,14 @@ def _past_control_flow(piece: list[Token]) -> list[Token] | None:
     words = _words(piece)
     if first == "CREATE":
         body = words.index("BEGIN") + 1 if "BEGIN" in words else _single_statement_body(words)
-        # without either, the body is a string (AS $$ ... $$, read by the harvester) or comes in later pieces
-        return piece[body:] if body else None
+        if body:
+            return piece[body:]
+        # without either, the body is a string (AS $$ ... $$, read by the harvester), or it comes in later
+        # pieces after declarations (`CREATE PROCEDURE p AS v NUMBER;`, a package body): nothing to read here
+        return [] if _opens_declarations(piece) else None
+    if first in _MEMBER_ROUTINES:  # `PROCEDURE p(x DATE) IS [declarations] BEGIN ...` in a package body
+        body = words.index("BEGIN") + 1 if "BEGIN" in words else _single_statement_body(words)
+        return piece[body:] if body else []
     if first == "BEGIN" and (len(piece) == 1 or words[1] in _TRANSACTIONS):
         return None
     if first == "BEGIN":
@@ -511,6 +544,8 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
     try:
         expressions = [e for e in parser.parse(chunk, sql) if e is not None]
     except ParseError as error:
+        if chunk[0].text.upper() == "DECLARE":  # MySQL's `DECLARE a, b INT`, which sqlglot does not read
+            return _declared(chunk[0].line, chunk[1:])
         _record_parse_error(statement, error, chunk[0])
         return statement
     except (RecursionError, ValueError, TypeError, AttributeError) as error:
@@ -518,7 +553,36 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         statement.error = f"parser failure: {type(error).__name__}: {error}"
         return statement
     statement.expression = expressions[0] if expressions else None
+    if chunk[0].text.upper() == "DECLARE" and not isinstance(statement.expression, exp.Declare):
+        return _declared(chunk[0].line, chunk[1:])  # plpgsql's DECLARE section, kept as a Command
     return statement
+
+
+def _declared(line: int, declaration: list[Token]) -> ParsedStatement:
+    """A declaration sqlglot does not read (``a, b INT DEFAULT 0``, ``v_a STRING``; kept whole as a command's
+    string in plpgsql) as the names it declares: the leading name and each one after a comma before the type.
+
+    >>> tokens = Dialect.get_or_raise("mysql").tokenize("a, b INT")
+    >>> [i.name for i in _declared(1, tokens).expression.expressions[0].this]
+    ['a', 'b']
+    """
+    listed = _DECLARED_NAMES.match(" ".join(token.text for token in declaration))
+    names = [name.strip() for name in listed.group(1).split(",")] if listed else []
+    item = exp.DeclareItem(this=[exp.to_identifier(name) for name in names])
+    return ParsedStatement(line=line, expression=exp.Declare(expressions=[item]))
+
+
+# The names a declaration begins with: `a`, `a , b` (tokens are joined by spaces)
+_DECLARED_NAMES = re.compile(r"\s*(\w+(?:\s*,\s*\w+)*)")
+
+
+def _opens_declarations(chunk: list[Token]) -> bool:
+    """Whether ``chunk`` is a routine's header whose declarations follow, up to its BEGIN (PL/SQL's
+    ``CREATE PROCEDURE p AS v NUMBER;``, a package's ``PROCEDURE p IS``); not a body written as a string."""
+    words = _words(chunk[:8])
+    routine = words[0] in _MEMBER_ROUTINES or (words[0] == "CREATE" and bool(_ROUTINES.intersection(words[1:6])))
+    strings = (TokenType.STRING, TokenType.HEREDOC_STRING, TokenType.RAW_STRING)
+    return routine and "BEGIN" not in _words(chunk) and not any(t.token_type in strings for t in chunk)
 
 
 def _record_parse_error(statement: ParsedStatement, error: ParseError, first: Token) -> None:
@@ -559,7 +623,7 @@ def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Itera
             yield ParsedStatement(line=first_line, error=f"tokenizer error: {error}", error_line=first_line)
             continue
         for chunk in _split_tokens(_slash_lines_as_semicolons(tokens, padded, engine)):
-            if piece := _opened_block(chunk, _DATA_STATEMENTS):
+            if piece := _opened_block(chunk, _OPENED_STARTS):
                 yield _parse_chunk(piece, padded, engine, limits)
 
 

@@ -71,6 +71,8 @@ class Context:
     row_tables: dict[str, str] = field(default_factory=dict)
     # script variables (BigQuery's `DECLARE run_date DATE`): a bare name that no table surely has is one of these
     variables: set[str] = field(default_factory=set)
+    # inside a routine whose body is a string: its parameters (set per statement by the script analysis)
+    routine_parameters: frozenset[str] | None = None
     # the default schema the script started with: where a USE of another database leads back to
     base_schema: str | None = field(default=None, init=False)
 
@@ -78,6 +80,11 @@ class Context:
         if self.default_schema is None:
             self.default_schema = self.profile.default_schema
         self.base_schema = self.default_schema
+
+    def into_sets_variables(self) -> bool:
+        """Whether ``SELECT ... INTO name`` assigns variables here rather than creating a table."""
+        rule = self.profile.select_into
+        return rule == "variables" or (rule == "variables_in_routines" and self.routine_parameters is not None)
 
     def fold(self, identifier: exp.Expression | None) -> str:
         if isinstance(identifier, exp.Identifier):
@@ -204,6 +211,18 @@ def routine_body(expression: exp.Expression) -> str | None:
 
 
 _ROUTINE_KINDS = frozenset({"PROCEDURE", "FUNCTION"})
+
+
+def routine_parameters(routine: exp.Expression) -> frozenset[str]:
+    """The parameter names of a ``CREATE FUNCTION f(p_day DATE, ...)``, as written (lower case).
+
+    >>> sql = "CREATE FUNCTION f(p_day date, n int) RETURNS int AS $$ SELECT 1 $$"
+    >>> sorted(routine_parameters(sqlglot.parse_one(sql, read="postgres")))
+    ['n', 'p_day']
+    """
+    signature = routine.this if isinstance(routine, exp.Create) else None
+    definitions = signature.expressions if isinstance(signature, exp.UserDefinedFunction) else []
+    return frozenset(d.name.lower() for d in definitions if isinstance(d, exp.ColumnDef) and d.name)
 
 
 def _held(expression: exp.Expression) -> list[exp.Expression] | None:
@@ -420,13 +439,21 @@ def _swapped(
 
 
 def _select(statement: exp.Query, ctx: Context) -> StatementLineage | None:
-    """``SELECT ... INTO t``; in a set operation, the first branch's INTO takes the whole result."""
+    """``SELECT ... INTO t``; in a set operation, the first branch's INTO takes the whole result.  Where the
+    profile says so (PL/SQL, MySQL, Snowflake scripting; plpgsql in a routine), INTO sets variables."""
     target = _into_target(statement)
+    if target is not None and ctx.into_sets_variables():
+        ctx.variables.add(ctx.fold(target.this))
+        return _select_reads(statement, ctx, skip=(target,))
     if target is None:
-        reads = _read_tables(statement, ctx, skip=())
-        return StatementLineage("select", [], statement, reads=reads) if reads else None
+        return _select_reads(statement, ctx, skip=())
     write = _write(statement, target, ctx, query=statement)
     return StatementLineage("select_into", [write], statement)
+
+
+def _select_reads(statement: exp.Query, ctx: Context, skip: tuple[exp.Table, ...]) -> StatementLineage | None:
+    reads = _read_tables(statement, ctx, skip=skip)
+    return StatementLineage("select", [], statement, reads=reads) if reads else None
 
 
 def _parenthesized(statement: exp.Subquery, ctx: Context) -> StatementLineage | None:
