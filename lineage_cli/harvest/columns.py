@@ -963,12 +963,18 @@ class _SetOperationBlock(_Block):
         super().__init__(analysis, analysis.with_env(operation, env), outer, track)
         self.operation = operation
         self.by_name = bool(operation.args.get("by_name"))
+        self._naming = False
         self.branches = [analysis.query_block(b, self.env, outer, track) for b in _set_branches(operation)]
 
     def _compute_names(self) -> list[str]:
-        if self.by_name:
-            return self.branches[0].names()
-        return _aligned(self.branches[0].names(), max(len(branch.names()) for branch in self.branches))
+        first = self.branches[0].names()
+        if self.by_name or self._naming:  # a recursive CTE's branch reading it (SELECT * FROM c): its first names
+            return first
+        self._naming = True
+        try:
+            return _aligned(first, max(len(branch.names()) for branch in self.branches))
+        finally:
+            self._naming = False
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         first = self.branches[0].outputs()
