@@ -743,7 +743,43 @@ def _is_dataset(table: exp.Table, ctx: Context) -> bool:
     if not isinstance(table.args.get("this"), exp.Identifier):
         # table functions: generate_series(...), TABLE(FLATTEN(...)), UNNEST ...; a stage is a location
         return _file_query_location(table) is not None
-    return bool(table.args.get("db")) or ctx.fold(table.args.get("this")) not in ctx.cte_names
+    if table.args.get("db"):
+        return True
+    name = ctx.fold(table.args.get("this"))
+    return name not in ctx.cte_names or not _names_a_cte(table, name, ctx)
+
+
+def _names_a_cte(table: exp.Table, name: str, ctx: Context) -> bool:
+    """Whether ``table``, named like one of the statement's CTEs, is that CTE where it stands: a CTE is seen by
+    the query of its WITH and by the CTEs after it, not by its own body unless recursive, so ``WITH orders AS
+    (SELECT * FROM orders)`` reads the table ``orders``.
+
+    >>> from lineage_cli.profiles import load_profile
+    >>> ctx = Context(load_profile("ansi"))
+    >>> analyze_statement(sqlglot.parse_one("INSERT INTO o WITH y AS (SELECT b FROM y) SELECT b FROM y"), ctx).sources
+    ['y']
+    """
+    through: exp.CTE | None = None  # the CTE whose body the walk up has come out of
+    for node in _ancestors(table):
+        with_ = node.args.get("with_")
+        if isinstance(with_, exp.With):
+            ctes = with_.expressions
+            names = [ctx.profile.fold(cte.alias_or_name) for cte in ctes]
+            inside = next((i for i, cte in enumerate(ctes) if cte is through), None)
+            visible = names if inside is None else names[: inside + bool(with_.args.get("recursive"))]
+            if name in visible:
+                return True
+        if isinstance(node, exp.CTE):
+            through = node
+    return False
+
+
+def _ancestors(node: exp.Expression) -> Iterator[exp.Expression]:
+    """The nodes above ``node``, nearest first; a CTE's parent is its WITH, whose parent holds it."""
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
 
 
 def _table_of(node: exp.Expression | None) -> exp.Table | None:
