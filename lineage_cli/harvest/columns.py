@@ -312,7 +312,8 @@ class _PivotSource(_Source):
 
     def __init__(self, block: _Block, pivot: exp.Pivot, alias: str, inner: _Source) -> None:
         self.inner, self.unpivot = inner, bool(pivot.args.get("unpivot"))
-        self.lineage: dict[str, _Lineage] = {}
+        self.lineage: dict[str, _Lineage] = {}  # the kept columns first, then the new ones
+        self.kept = 0
         scope = _RelationBlock(block.analysis, block.env, alias, inner)
         fields = [f for f in pivot.args.get("fields") or () if isinstance(f, exp.In)]
         if self.unpivot:
@@ -333,6 +334,7 @@ class _PivotSource(_Source):
             if name != STAR and name not in used:
                 self.lineage[name] = kept = self.inner.column(name, name)
                 analysis.emit(kept.bases, GROUP_BY)
+        self.kept = len(self.lineage)
         named = [analysis.fold(c) for c in pivot.args.get("columns") or ()]
         for field in fields:
             named = named or [analysis.output_name(v, i) for i, v in enumerate(field.expressions)]
@@ -360,6 +362,7 @@ class _PivotSource(_Source):
         for name in self.inner.names():
             if name != STAR and name not in listed:
                 self.lineage[name] = self.inner.column(name, name)
+        self.kept = len(self.lineage)
         for field in fields:
             self.lineage[analysis.fold(_last_identifier(field.this))] = _Lineage()
         self.lineage.update(zip(value_names, values, strict=True))
@@ -368,7 +371,10 @@ class _PivotSource(_Source):
         return True if name in self.lineage else None if STAR in self.inner.names() else False
 
     def names(self) -> list[str]:
-        return list(self.lineage) + ([STAR] if STAR in self.inner.names() else [])
+        """The kept columns (a star where the source's are unknown), then the new ones."""
+        names = list(self.lineage)
+        star = [STAR] if STAR in self.inner.names() else []
+        return names[: self.kept] + star + names[self.kept :]
 
     def column(self, name: str, text: str) -> _Lineage:
         return self.lineage.get(name) or self.inner.column(name, text)
@@ -409,11 +415,15 @@ class _RenamedSource(_Source):
         self._renames: dict[str, str] | None = None
 
     def renames(self) -> dict[str, str]:
-        """New name -> the inner column it renames; STAR where a star of unknown columns hides which one."""
+        """New name -> the inner column it renames; STAR where a star of unknown columns hides which one.  The
+        columns after such a star line up from the end (``UNPIVOT (...) AS u(a, b, name, value)`` over a table
+        of unknown columns: the name and value columns come last)."""
         if self._renames is None:
             inner = self.inner.names()
-            known = inner[: inner.index(STAR)] if STAR in inner else inner
-            self._renames = {new: known[i] if i < len(known) else STAR for i, new in enumerate(self.columns)}
+            if STAR in inner:
+                star, width = inner.index(STAR), max(len(self.columns), len(inner))
+                inner = inner[:star] + [STAR] * (width - len(inner) + 1) + inner[star + 1 :]
+            self._renames = {new: inner[i] if i < len(inner) else STAR for i, new in enumerate(self.columns)}
         return self._renames
 
     def has(self, name: str) -> bool | None:
