@@ -1299,6 +1299,9 @@ class _Analysis:
         named = projection
         while isinstance(named, exp.Cast | exp.Paren):  # CAST(c AS INT) keeps the name of c
             named = named.this
+        parameter = named.this if isinstance(named, exp.Column) else named
+        if isinstance(parameter, exp.Parameter) and parameter.name.isdigit():
+            return f"${parameter.name}"  # Snowflake names a positional column as written
         if isinstance(named, exp.Column | exp.Dot):
             return self.fold(_last_identifier(named))
         # Any other expression is the engine's own invention; sqlglot's output_name would name
