@@ -698,20 +698,47 @@ class _Block:
         return self._order[0] if len(self._order) == 1 else None
 
 
-def _join_tree(node: exp.Expression) -> tuple[exp.Expression, list[exp.Join]]:
-    """A relation and the joins under it, innermost first.
+def _join_tree(node: exp.Expression) -> tuple[exp.Expression, list[exp.Join], str]:
+    """A relation, the joins under it (innermost first) and the alias of the whole tree, if written.
 
-    sqlglot nests a parenthesised join tree ``((a JOIN b ON ...) JOIN c ON ...)`` as Subquery wrappers
+    sqlglot nests a parenthesised join tree ``((a JOIN b ON ...) JOIN c ON ...) AS j`` as Subquery wrappers
     around its first relation, each level holding the joins written at that level; a wrapper is a Subquery
-    around a table or around another Subquery (``((SELECT ...)) AS s`` keeps its alias: a derived table)."""
+    around a table, or around another Subquery that has joins or no alias of its own (``((SELECT ...)) AS s``
+    is a derived table)."""
     levels: list[list[exp.Join]] = []
+    alias = ""
     while isinstance(node, exp.Subquery) and (
-        isinstance(node.this, exp.Table) or (isinstance(node.this, exp.Subquery) and not node.alias)
+        isinstance(node.this, exp.Table)
+        or (isinstance(node.this, exp.Subquery) and (not node.alias or node.this.args.get("joins")))
     ):
         levels.append(node.args.get("joins") or [])
+        alias = alias or node.alias
         node = node.this
     levels.append(node.args.get("joins") or [])
-    return node, [join for level in reversed(levels) for join in level]
+    return node, [join for level in reversed(levels) for join in level], alias
+
+
+class _JoinedSource(_Source):
+    """``(a JOIN b ON ...) AS j``: the sources of a parenthesised join, reached together under its alias."""
+
+    __slots__ = ("sources",)
+
+    def __init__(self, sources: list[_Source]) -> None:
+        self.sources = sources
+
+    def has(self, name: str) -> bool | None:
+        found = [source.has(name) for source in self.sources]
+        return True if True in found else None if None in found else False
+
+    def names(self) -> list[str]:
+        return [name for source in self.sources for name in source.names()]
+
+    def column(self, name: str, text: str) -> _Lineage:
+        having = [s for s in self.sources if s.has(name)] or [s for s in self.sources if s.has(name) is None]
+        return having[0].column(name, text) if len(having) == 1 else _AMBIGUOUS.column(name, text)
+
+    def expand(self) -> list[tuple[str, _Lineage]]:
+        return [item for source in self.sources for item in source.expand()]
 
 
 class _UsingKey(_Source):
@@ -769,10 +796,13 @@ class _SelectBlock(_Block):
     def _relation_tree(self, node: exp.Expression, star: bool) -> None:
         """A relation and the joins nested under it (MySQL UPDATE t JOIN s, Hive multi-insert FROM,
         parenthesised joins ``((a JOIN b ON ...))``, which sqlglot nests under the first table)."""
-        relation, joins = _join_tree(node)
+        relation, joins, alias = _join_tree(node)
+        count = len(self._order)
         self.add_relation(relation, star)
         for join in joins:
             self._join(join)
+        if alias:  # `(x JOIN y) AS j`: j.c is the c of whichever of them has it
+            self.add_qualifier(self.analysis.fold(exp.to_identifier(alias)), _JoinedSource(self._order[count:]))
 
     def _join(self, join: exp.Join) -> None:
         left_count = len(self._order)
@@ -1126,7 +1156,7 @@ class _StatementBlock(_Block):
         """A FROM / USING relation and the joins nested under it; returns the relation's source."""
         if node is None:
             return None
-        relation, joins = _join_tree(node)
+        relation, joins, _ = _join_tree(node)
         count = len(self._order)
         self.add_relation(relation)
         source = self._order[count] if len(self._order) > count else None
