@@ -860,13 +860,12 @@ class _SelectBlock(_Block):
                 ]
                 names.extend(_star_modifiers_names(star, expanded, self.analysis))
             else:
-                names.append(self.analysis.output_name(projection, len(names)))
+                names.extend(self._projection_names(projection, len(names)))
         return names
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         outputs: list[tuple[str, _Lineage]] = []
         self._partial = outputs
-        analysis = self.analysis
         for projection in self.select.expressions:
             if _is_star(projection):
                 star = _star_node(projection)
@@ -877,11 +876,17 @@ class _SelectBlock(_Block):
                 ]
                 outputs.extend(self._star_modifiers(star, expanded))
                 continue
-            name = analysis.output_name(projection, len(outputs))
             lineage = self._projection(projection)
-            outputs.append((name, lineage))
-            self._aliases.setdefault(name, lineage)
+            for name in self._projection_names(projection, len(outputs)):
+                outputs.append((name, lineage))
+                self._aliases.setdefault(name, lineage)
         return outputs
+
+    def _projection_names(self, projection: exp.Expression, position: int) -> list[str]:
+        """The output names of one projection: one, or several for Hive's ``explode(m) AS (k, v)``."""
+        if isinstance(projection, exp.Aliases):
+            return [self.analysis.fold(alias) for alias in projection.expressions]
+        return [self.analysis.output_name(projection, position)]
 
     def _projection(self, projection: exp.Expression) -> _Lineage:
         inner = projection.this if isinstance(projection, exp.Alias) else projection
