@@ -691,6 +691,18 @@ def _create_command(statement: exp.Command, body: str, ctx: Context) -> Statemen
 _EXCHANGE = re.compile(r"\s*TABLE\s+(\S+)\s+EXCHANGE\s+PARTITION\s*\(.*\)\s*WITH\s+TABLE\s+(\S+)\s*$", re.I | re.S)
 
 
+def _alter_command(statement: exp.Command, body: str, ctx: Context) -> StatementLineage | None:
+    """The ALTER statements sqlglot keeps as commands: Hive's partition exchange, Oracle's schema switch."""
+    if (session := _CURRENT_SCHEMA.match(body)) is not None:
+        ctx.default_schema = ctx.profile.fold(session.group(1).strip('"'), session.group(1).startswith('"'))
+        return None
+    return _exchange_partition(statement, body, ctx)
+
+
+# Oracle's `ALTER SESSION SET CURRENT_SCHEMA = dw`: a USE by another name
+_CURRENT_SCHEMA = re.compile(r'\s*SESSION\s+SET\s+CURRENT_SCHEMA\s*=\s*("[^"]+"|\w+)\s*$', re.IGNORECASE)
+
+
 def _exchange_partition(statement: exp.Command, body: str, ctx: Context) -> StatementLineage | None:
     match = _EXCHANGE.match(body)
     if match is None:
@@ -746,6 +758,8 @@ def _is_dataset(table: exp.Table, ctx: Context) -> bool:
     if table.args.get("db"):
         return True
     name = ctx.fold(table.args.get("this"))
+    if name == "dual":
+        return False  # Oracle's (and MySQL's) one-row dummy table: no data flows from it
     return name not in ctx.cte_names or not _names_a_cte(table, name, ctx)
 
 
@@ -804,7 +818,7 @@ Handler = Callable[[exp.Expression, Context], StatementLineage | None]
 _COMMANDS: dict[str, Callable[[exp.Command, str, Context], StatementLineage | None]] = {
     "REPLACE": _replace_into,
     "UNLOAD": _unload,
-    "ALTER": _exchange_partition,
+    "ALTER": _alter_command,
     "CREATE": _create_command,
 }
 
