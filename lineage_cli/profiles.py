@@ -58,6 +58,9 @@ class DialectProfile:
     # What `SELECT ... INTO name` does: "table" creates it (T-SQL), "variables" assigns them (PL/SQL, MySQL,
     # Snowflake scripting), "variables_in_routines" does the one in a routine's body, the other outside (plpgsql)
     select_into: str = "variables_in_routines"
+    # The output columns of table functions sqlglot gives none (Snowflake's SPLIT_TO_TABLE: seq, index, value),
+    # by function name: a bare `value` then names the function's column, not an unknown table's
+    table_function_columns: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -129,6 +132,10 @@ def _profile_from_file(path: Path) -> DialectProfile:
         use_switches=_use_switches(path, data.get("use_switches")),
         trigger_row_tables=_lower_set(data.get("trigger_row_tables")),
         select_into=_select_into(path, data.get("select_into")),
+        table_function_columns=tuple(
+            (str(name).lower(), tuple(str(c).lower() for c in columns))
+            for name, columns in (data.get("table_function_columns") or {}).items()
+        ),
     )
 
 

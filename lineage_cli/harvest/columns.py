@@ -598,7 +598,8 @@ class _Block:
             return alias or name, _renamed(_TableSource(analysis, table), renamed), table
         if isinstance(node, exp.Table):  # a table function: TABLE(FLATTEN(...)), generate_series(...), ROWS FROM
             calls = [node.this] if node.this is not None else list(node.args.get("rows_from") or ())
-            return alias, _FunctionSource(self, calls, _alias_columns(node, analysis)), None
+            columns = _alias_columns(node, analysis) or analysis.function_columns(calls[0] if calls else None)
+            return alias, _FunctionSource(self, calls, columns), None
         if isinstance(node, (exp.Subquery, exp.Lateral)) and isinstance(node.this, exp.Query):
             correlated = isinstance(node, exp.Lateral) or bool(node.args.get("lateral"))
             block = analysis.query_block(node.this, self.env, self if correlated else None)
@@ -609,7 +610,8 @@ class _Block:
             block.columns = _alias_columns(node, analysis)
             return alias, _DerivedSource(block), None
         if isinstance(node, (exp.UDTF, exp.Func)):
-            columns = _alias_columns(node, analysis)
+            call = node.this if isinstance(node, exp.Lateral) else node
+            columns = _alias_columns(node, analysis) or analysis.function_columns(call)
             if not alias and len(columns) == 1:  # BigQuery: UNNEST(arr) AS item names the column
                 alias = columns[0]
             if isinstance(offset := node.args.get("offset"), exp.Identifier):  # WITH OFFSET AS pos / ORDINALITY
@@ -1315,6 +1317,13 @@ class _Analysis:
         return env
 
     # -- names --------------------------------------------------------------------------
+
+    def function_columns(self, call: exp.Expression | None) -> list[str]:
+        """The output columns the profile knows for a table function sqlglot gives none."""
+        if not isinstance(call, exp.Func):
+            return []
+        name = (call.name if isinstance(call, exp.Anonymous) else call.sql_name()).lower()
+        return list(dict(self.ctx.profile.table_function_columns).get(name, ()))
 
     def known_columns(self, table: str) -> dict[str, str | None] | None:
         if table not in self._known:
