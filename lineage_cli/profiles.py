@@ -61,6 +61,8 @@ class DialectProfile:
     # The output columns of table functions sqlglot gives none (Snowflake's SPLIT_TO_TABLE: seq, index, value),
     # by function name: a bare `value` then names the function's column, not an unknown table's
     table_function_columns: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # One-row tables of no data that queries name to select expressions (Oracle's and MySQL's DUAL): no dataset
+    dummy_tables: frozenset[str] = frozenset()
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -132,6 +134,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         use_switches=_use_switches(path, data.get("use_switches")),
         trigger_row_tables=_lower_set(data.get("trigger_row_tables")),
         select_into=_select_into(path, data.get("select_into")),
+        dummy_tables=_lower_set(data.get("dummy_tables")),
         table_function_columns=tuple(
             (str(name).lower(), tuple(str(c).lower() for c in columns))
             for name, columns in (data.get("table_function_columns") or {}).items()

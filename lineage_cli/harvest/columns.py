@@ -591,6 +591,8 @@ class _Block:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             name = analysis.fold(node.this)
             cte = None if node.args.get("db") else self.env.get(name)
+            if cte is None and not node.args.get("db") and name in analysis.ctx.profile.dummy_tables:
+                return alias or name, _RowSource({}), None  # DUAL: no columns, no data
             renamed = _alias_columns(node, analysis)
             if cte is not None:
                 return alias or name, _renamed(_DerivedSource(cte), renamed), None

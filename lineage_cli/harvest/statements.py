@@ -342,6 +342,8 @@ def _through_cte(target: exp.Table | None, statement: exp.Expression, ctx: Conte
     ctes = _own_ctes(statement, ctx)
     seen: set[str] = set()
     while target is not None and not target.args.get("db") and (name := ctx.fold(target.this)) in ctes:
+        if not _names_a_cte(target, name, ctx):
+            return target  # `WITH t AS (SELECT ... FROM t)`: the CTE's own body reads the table t
         if name in seen:
             return None  # a recursive CTE: no base table of its own
         seen.add(name)
@@ -758,8 +760,8 @@ def _is_dataset(table: exp.Table, ctx: Context) -> bool:
     if table.args.get("db"):
         return True
     name = ctx.fold(table.args.get("this"))
-    if name == "dual":
-        return False  # Oracle's (and MySQL's) one-row dummy table: no data flows from it
+    if name in ctx.profile.dummy_tables:
+        return False  # Oracle's DUAL: one row of no data
     return name not in ctx.cte_names or not _names_a_cte(table, name, ctx)
 
 
