@@ -95,6 +95,8 @@ def parse_script(
             yield _declared(chunk[0].line, chunk)  # one more `name TYPE [DEFAULT x];` of a declare section
             continue
         declaring = first == "DECLARE" or _opens_declarations(chunk)
+        if parameters := _routine_parameters(chunk):  # MySQL's `CREATE PROCEDURE p(IN d DATE) BEGIN ...`
+            yield _declared(chunk[0].line, parameters)
         if (piece := _opened_block(chunk, _OPENED_STARTS)) and (keep is None or keep(_words(piece))):
             yield _parse_chunk(piece, sql, engine, limits)
 
@@ -574,6 +576,43 @@ def _declared(line: int, declaration: list[Token]) -> ParsedStatement:
 
 # The names a declaration begins with: `a`, `a , b` (tokens are joined by spaces)
 _DECLARED_NAMES = re.compile(r"\s*(\w+(?:\s*,\s*\w+)*)")
+
+
+def _routine_parameters(chunk: list[Token]) -> list[Token]:
+    """The parameter names of the routine header ``chunk`` begins with, comma-separated as a declaration
+    reads them (``p_day , n`` of ``CREATE PROCEDURE p(IN p_day DATE, OUT n INT)``); none for anything else, or
+    for a body written as a string (the harvester reads its parameters from the parsed routine).
+
+    >>> tokens = Dialect.get_or_raise("mysql").tokenize("CREATE PROCEDURE p(IN d DATE, OUT n INT) BEGIN")
+    >>> [t.text for t in _routine_parameters(tokens)]
+    ['d', ',', 'n']
+    """
+    words = _words(chunk[:8])
+    if not words or not (words[0] in _MEMBER_ROUTINES or (words[0] == "CREATE" and _ROUTINES.intersection(words[1:6]))):
+        return []
+    opening = next((i for i, t in enumerate(chunk) if t.token_type is TokenType.L_PAREN), None)
+    if opening is None or any(t.token_type in _STRINGS for t in chunk):
+        return []
+    if _HEADER_WORDS.intersection(_words(chunk[:opening])):
+        return []  # the parenthesis is past the signature (a trigger's body, a routine without parameters)
+    names: list[Token] = []
+    expect_name, depth = True, 0
+    for token in chunk[opening + 1 :]:
+        depth += (token.token_type is TokenType.L_PAREN) - (token.token_type is TokenType.R_PAREN)
+        if depth < 0:
+            break
+        if depth == 0 and token.token_type is TokenType.COMMA:
+            expect_name = True
+        elif expect_name and token.text.upper() not in _PARAMETER_MODES:
+            names += [Token(TokenType.COMMA, ","), token] if names else [token]
+            expect_name = False
+    return names
+
+
+_PARAMETER_MODES = frozenset({"IN", "OUT", "INOUT"})
+# Words that come after a routine's parameter list, never inside its name
+_HEADER_WORDS = frozenset({"ON", "BEFORE", "AFTER", "INSTEAD", "FOR", "AS", "IS", "BEGIN", "RETURNS", "RETURN"})
+_STRINGS = (TokenType.STRING, TokenType.HEREDOC_STRING, TokenType.RAW_STRING)
 
 
 def _opens_declarations(chunk: list[Token]) -> bool:
