@@ -243,17 +243,23 @@ class _DerivedSource(_Source):
 class _FunctionSource(_Source):
     """LATERAL VIEW explode / UNNEST / FLATTEN / table functions: every output traces to the arguments."""
 
-    __slots__ = ("block", "calls", "columns", "_lineage", "_reading")
+    __slots__ = ("block", "calls", "columns", "_lineage", "_reading", "value_table")
 
-    def __init__(self, block: _Block, calls: list[exp.Expression], columns: list[str]) -> None:
+    def __init__(
+        self, block: _Block, calls: list[exp.Expression], columns: list[str], value_table: bool = False
+    ) -> None:
         self.block, self.calls, self.columns = block, calls, columns  # several calls: ROWS FROM (f(), g())
         self._lineage: _Lineage | None = None
         self._reading = False
+        # BigQuery's UNNEST(arr) AS item: item is the element, and a STRUCT element's fields are columns too
+        self.value_table = value_table
 
     def has(self, name: str) -> bool | None:
         if self._reading:  # the arguments name earlier sources, never the function's own columns
             return False
-        return name in self.columns if self.columns else None
+        if name in self.columns:
+            return True
+        return None if self.value_table or not self.columns else False
 
     def names(self) -> list[str]:
         return list(self.columns) or [STAR]
@@ -614,11 +620,12 @@ class _Block:
         if isinstance(node, (exp.UDTF, exp.Func)):
             call = node.this if isinstance(node, exp.Lateral) else node
             columns = _alias_columns(node, analysis) or analysis.function_columns(call)
-            if not alias and len(columns) == 1:  # BigQuery: UNNEST(arr) AS item names the column
+            value_table = not alias and len(columns) == 1
+            if value_table:  # BigQuery: UNNEST(arr) AS item names the column
                 alias = columns[0]
             if isinstance(offset := node.args.get("offset"), exp.Identifier):  # WITH OFFSET AS pos / ORDINALITY
                 columns = [*columns, analysis.fold(offset)]
-            return alias, _FunctionSource(self, [node], columns), None
+            return alias, _FunctionSource(self, [node], columns, value_table), None
         return None
 
     # -- resolution ---------------------------------------------------------------------
