@@ -55,6 +55,9 @@ class DialectProfile:
     # Names that, inside a trigger's body, stand for the rows of the trigger's table (T-SQL's
     # INSERTED / DELETED): not tables of their own
     trigger_row_tables: frozenset[str] = frozenset()
+    # Names that, inside a trigger's body, qualify the columns of the row it fires for (MySQL's NEW.c, Oracle's
+    # :NEW.c): columns of the trigger's table
+    trigger_row_variables: frozenset[str] = frozenset()
     # What `SELECT ... INTO name` does: "table" creates it (T-SQL), "variables" assigns them (PL/SQL, MySQL,
     # Snowflake scripting), "variables_in_routines" does the one in a routine's body, the other outside (plpgsql)
     select_into: str = "variables_in_routines"
@@ -133,6 +136,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         optional_semicolons=bool(data.get("optional_semicolons", False)),
         use_switches=_use_switches(path, data.get("use_switches")),
         trigger_row_tables=_lower_set(data.get("trigger_row_tables")),
+        trigger_row_variables=_lower_set(data.get("trigger_row_variables")),
         select_into=_select_into(path, data.get("select_into")),
         dummy_tables=_lower_set(data.get("dummy_tables")),
         table_function_columns=tuple(

@@ -1456,6 +1456,8 @@ class _Analysis:
             self.window_spec(node, block, acc, clauses)
         elif kind == _QUERY:
             self._subquery(node, block, level, acc, clauses)
+        elif kind == _DOT and (row := self._row_variable(node)) is not None:
+            self._absorb(row, block, level, acc, clauses)
         elif kind == _DOT:  # struct field access on an expression: a.b.c beyond what a Column holds
             raised = _raise(level, TRANSFORMATION)
             self.visit(node.this, block, raised, acc, clauses)
@@ -1546,7 +1548,12 @@ class _Analysis:
     ) -> None:
         if isinstance(node.this, exp.Star):  # COUNT(t.*) reads rows, not a column
             return
-        lineage = self.resolve(node, block)
+        self._absorb(self.resolve(node, block), block, level, acc, clauses)
+
+    def _absorb(
+        self, lineage: _Lineage, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """A column read where ``visit`` is: into the value or the conditions, and the predicate clauses."""
         if acc is not None:
             if level is None:
                 acc.conds.update(lineage.bases)  # type: ignore[union-attr]
@@ -1583,6 +1590,8 @@ class _Analysis:
                 current = current.outer
             if parts[-1] in _SEQUENCE_VALUES:
                 return _Lineage()  # my_seq.NEXTVAL: a number the sequence gives, from no column
+            if len(parts) == 2 and (table := self.ctx.row_variables.get(parts[0])) is not None:
+                return self.base(table, parts[1])  # NEW.c in a trigger on t: the column c of t's row
             return self.unresolved(parts[-1], text)
         name = parts[0]
         if self.alias_order == ALIAS_FIRST and (aliased := block.alias(name)) is not None:
@@ -1610,6 +1619,14 @@ class _Analysis:
         # The schema says the only table here lacks the column; valid SQL says it has it.
         only = block.single_source()
         return only.column(name, text) if only is not None else self.unresolved(name, text)
+
+    def _row_variable(self, node: exp.Expression) -> _Lineage | None:
+        """Oracle's ``:NEW.c`` in a trigger on t (a bind-like row variable): the column c of t."""
+        row = node.this
+        if not isinstance(row, exp.Placeholder) or not isinstance(node.expression, exp.Identifier):
+            return None
+        table = self.ctx.row_variables.get(row.name.lower())
+        return self.base(table, self.fold(node.expression)) if table is not None else None
 
     def _positional(self, column: exp.Column | exp.Parameter, block: _Block) -> _Lineage:
         """Snowflake's ``$2`` / ``t.$2``: the source's second column, or, its columns unknown, ``t.$2``.

@@ -119,11 +119,12 @@ class TriggerScope:
     table: str
 
 
-# A DML trigger's header, at the start of a line: `CREATE [OR ALTER] TRIGGER name ON table`
+# A DML trigger's header, at the start of a line: `CREATE [OR ALTER] TRIGGER name [BEFORE|AFTER ...] ON table`
 _NAME_PART = r'(?:\[[^\]\n]*\]|"[^"\n]*"|[^\s.;,()\[\]"]+)'
 _QUALIFIED = rf"{_NAME_PART}(?:\s*\.\s*{_NAME_PART})*"
 _TRIGGER_HEADER = re.compile(
-    rf"^[ \t]*(?:CREATE(?:\s+OR\s+(?:ALTER|REPLACE))?|ALTER)\s+TRIGGER\s+{_QUALIFIED}\s+ON\s+({_QUALIFIED})",
+    rf"^[ \t]*(?:CREATE(?:\s+OR\s+(?:ALTER|REPLACE))?|ALTER)\s+TRIGGER\s+{_QUALIFIED}\s+"
+    rf"(?:(?:BEFORE|AFTER|INSTEAD\s+OF)\s[^;]*?)?ON\s+({_QUALIFIED})",
     re.IGNORECASE | re.MULTILINE,
 )
 # DDL triggers (`ON DATABASE`, `ON ALL SERVER`) have no rows
@@ -142,7 +143,7 @@ def trigger_scopes(sql: str, profile: DialectProfile) -> list[TriggerScope]:
     >>> trigger_scopes(sql, load_profile("tsql"))
     [TriggerScope(first=3, last=4, table='[dbo].[Src]')]
     """
-    if not profile.trigger_row_tables:
+    if not profile.trigger_row_tables and not profile.trigger_row_variables:
         return []
     headers = [m for m in _TRIGGER_HEADER.finditer(sql) if m.group(1).upper() not in _NOT_TABLES]
     if not headers:
@@ -164,7 +165,7 @@ def _enter_trigger(ctx: Context, triggers: list[TriggerScope], line: int) -> Non
     """Point the profile's trigger pseudo-tables at the table of the trigger whose body holds ``line``; outside
     every trigger, they are nobody's (a table that happens to be called ``inserted`` is a table)."""
     scope = next((t for t in triggers if t.first <= line <= t.last), None)
-    ctx.row_tables = {}
+    ctx.row_tables, ctx.row_variables = {}, {}
     if scope is None:
         return
     try:
@@ -173,6 +174,7 @@ def _enter_trigger(ctx: Context, triggers: list[TriggerScope], line: int) -> Non
         return  # a name sqlglot cannot read: the pseudo-tables stay tables
     name = ctx.table_name(table)
     ctx.row_tables = {pseudo: name for pseudo in ctx.profile.trigger_row_tables}
+    ctx.row_variables = {variable: name for variable in ctx.profile.trigger_row_variables}
 
 
 def _line_start(sql: str, line: int) -> int:

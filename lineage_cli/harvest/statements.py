@@ -69,6 +69,8 @@ class Context:
     # inside a trigger's body: each of the profile's ``trigger_row_tables`` -> the trigger's table (set by
     # the script analysis, which knows where a trigger's body ends)
     row_tables: dict[str, str] = field(default_factory=dict)
+    # ... and each of its ``trigger_row_variables`` (NEW, OLD) -> the trigger's table
+    row_variables: dict[str, str] = field(default_factory=dict)
     # script variables (BigQuery's `DECLARE run_date DATE`): a bare name that no table surely has is one of these
     variables: set[str] = field(default_factory=set)
     # inside a routine whose body is a string: its parameters (set per statement by the script analysis)
@@ -725,7 +727,16 @@ def _write(
     (``target`` stays the node the column analysis starts from: the column list and the alias are there)."""
     landing = target if landing is None else landing
     sources = _read_tables(statement, ctx, skip=(*_target_nodes(statement), landing))
+    if ctx.row_variables:
+        sources = sorted({*sources, *_row_variable_reads(statement, ctx)})
     return Write(ctx.table_name(landing), sources, is_view, target, query)
+
+
+def _row_variable_reads(statement: exp.Expression, ctx: Context) -> set[str]:
+    """The trigger's table, where the statement reads the row it fires for (``NEW.c``, Oracle's ``:NEW.c``)."""
+    named = {column.table.lower() for column in statement.find_all(exp.Column) if column.table}
+    named |= {placeholder.name.lower() for placeholder in statement.find_all(exp.Placeholder)}
+    return {ctx.row_variables[name] for name in named if name in ctx.row_variables}
 
 
 def _target_nodes(statement: exp.Expression) -> tuple[exp.Table, ...]:
