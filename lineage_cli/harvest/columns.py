@@ -1002,7 +1002,9 @@ class _SelectBlock(_Block):
 
 
 class _SetOperationBlock(_Block):
-    """UNION / INTERSECT / EXCEPT: outputs merge the branches position by position (or BY NAME).
+    """UNION / INTERSECT: outputs merge the branches position by position (or BY NAME).  EXCEPT / MINUS
+    outputs the first branch's rows; the later branches only decide which (FILTER), as a
+    ``NOT IN (subquery)`` would.
 
     A chain ``a UNION b UNION c ...`` is one block over all its branches: generated SQL unions
     hundreds of SELECTs, more than a recursion per branch would survive.
@@ -1020,7 +1022,12 @@ class _SetOperationBlock(_Block):
         self.operation = operation
         self.by_name = bool(operation.args.get("by_name"))
         self._naming = False
-        self.branches = [analysis.query_block(b, self.env, outer, track) for b in _set_branches(operation)]
+        self.filtering = isinstance(operation, exp.Except)
+        operands = _set_branches(operation)
+        self.branches = [analysis.query_block(operands[0], self.env, outer, track)]
+        # a filtering branch's every read is a predicate: it tracks what it reads
+        self.branches += [analysis.query_block(b, self.env, outer, track or self.filtering) for b in operands[1:]]
+        self.merged = self.branches[:1] if self.filtering else self.branches
 
     def _compute_names(self) -> list[str]:
         first = self.branches[0].names()
@@ -1028,7 +1035,7 @@ class _SetOperationBlock(_Block):
             return first
         self._naming = True
         try:
-            return _aligned(first, max(len(branch.names()) for branch in self.branches))
+            return _aligned(first, max(len(branch.names()) for branch in self.merged))
         finally:
             self._naming = False
 
@@ -1037,8 +1044,8 @@ class _SetOperationBlock(_Block):
         merged = [(name, _Lineage(dict(lineage.values), set(lineage.conds))) for name, lineage in first]
         self._partial = merged  # what a recursive CTE's own branch sees of it
         if not self.by_name:
-            merged = _aligned(merged, max(len(self.names()), *(len(branch.outputs()) for branch in self.branches[1:])))
-        for branch in self.branches[1:]:
+            merged = _aligned(merged, max([len(self.names()), *(len(branch.outputs()) for branch in self.merged[1:])]))
+        for branch in self.merged[1:]:
             other = branch.outputs()
             if not self.by_name:
                 other = _aligned(other, len(merged))
@@ -1064,6 +1071,8 @@ class _SetOperationBlock(_Block):
     def _clauses(self) -> None:
         for branch in self.branches:
             branch.process()
+        for branch in self.branches[len(self.merged) :]:
+            self.analysis.emit(branch.referenced_bases(), FILTER)
         if (order := self.operation.args.get("order")) is not None:
             outputs = self.outputs()
             for item in order.expressions:
@@ -1095,7 +1104,7 @@ def _set_branches(operation: exp.SetOperation) -> list[exp.Expression]:
         node = stack.pop()
         inner = node.unnest() if isinstance(node, exp.Subquery) and not node.alias else node
         if (
-            isinstance(inner, exp.SetOperation)
+            type(inner) is type(operation)  # (a UNION b) EXCEPT c: the union is one operand of the EXCEPT
             and inner.args.get("by_name") == by_name
             and not any(inner.args.get(key) for key in ("with_", "order", "limit", "offset"))
         ):
