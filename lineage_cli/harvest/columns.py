@@ -887,11 +887,22 @@ class _SelectBlock(_Block):
                 ]
                 outputs.extend(self._star_modifiers(star, expanded))
                 continue
-            lineage = self._projection(projection)
-            for name in self._projection_names(projection, len(outputs)):
+            names = self._projection_names(projection, len(outputs))
+            for name, lineage in zip(names, self._projection_lineages(projection, len(names)), strict=True):
                 outputs.append((name, lineage))
                 self._aliases.setdefault(name, lineage)
         return outputs
+
+    def _projection_lineages(self, projection: exp.Expression, width: int) -> list[_Lineage]:
+        """The lineage of each output of one projection; Hive's ``stack(n, a, b, c, d) AS (x, y)`` deals its
+        values to its columns in turn (x from a and c, y from b and d), any other gives each one the whole."""
+        call = projection.this if isinstance(projection, exp.Aliases) else None
+        if not isinstance(call, exp.Stack) or width < 2:
+            return [self._projection(projection)] * width
+        lineages = [_Lineage() for _ in range(width)]
+        for position, value in enumerate(call.expressions):
+            self.analysis.visit(value, self, IDENTITY, lineages[position % width], ())  # values pass unchanged
+        return lineages
 
     def _projection_names(self, projection: exp.Expression, position: int) -> list[str]:
         """The output names of one projection: one, or several for Hive's ``explode(m) AS (k, v)``."""
