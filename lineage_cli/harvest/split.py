@@ -72,7 +72,7 @@ def parse_script(
     'statement nests 300 levels deep (limit 200); skipped'
     """
     engine = Dialect.get_or_raise(dialect)
-    sql = _without_delimiter_commands(sql)
+    sql = _without_delimiter_commands(_notebook_cells(sql))
     try:
         tokens = _unswallowed(engine.tokenize(sql), sql, engine, commands_end_lines=optional_semicolons)
     except TokenError:
@@ -103,6 +103,34 @@ def parse_script(
 
 # The mysql client's `DELIMITER //` (a line of its own) makes `//` end statements until `DELIMITER ;`
 _DELIMITER = re.compile(r"^[ \t]*DELIMITER[ \t]+(\S+)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+# A Databricks notebook exported as SQL: cells end at a `-- COMMAND ----------` line, and a `%sql` magic cell
+# holds its SQL in `-- MAGIC ` comment lines
+_CELL_END = re.compile(r"^-- COMMAND -{5,}[ \t]*$", re.MULTILINE)
+_MAGIC = "-- MAGIC "
+
+
+def _notebook_cells(sql: str) -> str:
+    """``sql`` with each notebook cell ended by a semicolon, and the SQL of ``%sql`` magic cells uncommented (a
+    cell is a statement, semicolon or not); other magic cells (``%python``, ``%md``) stay comments.  Lines are
+    kept.
+
+    >>> _notebook_cells("INSERT INTO t SELECT 1\\n-- COMMAND ----------\\n-- MAGIC %sql\\n-- MAGIC USE mart")
+    'INSERT INTO t SELECT 1\\n;\\n\\nUSE mart'
+    """
+    if _CELL_END.search(sql) is None and _MAGIC + "%sql" not in sql:
+        return sql
+    lines, in_sql_magic = sql.split("\n"), False
+    for number, line in enumerate(lines):
+        if _CELL_END.match(line):
+            lines[number], in_sql_magic = ";", False
+        elif line.startswith(_MAGIC):
+            magic = line[len(_MAGIC) :]
+            in_sql_magic = in_sql_magic or magic.strip().lower() == "%sql"
+            if in_sql_magic:
+                lines[number] = "" if magic.strip().lower() == "%sql" else magic
+    return "\n".join(lines)
 
 
 def _without_delimiter_commands(sql: str) -> str:
