@@ -243,7 +243,7 @@ class _DerivedSource(_Source):
 class _FunctionSource(_Source):
     """LATERAL VIEW explode / UNNEST / FLATTEN / table functions: every output traces to the arguments."""
 
-    __slots__ = ("block", "calls", "columns", "_lineage", "_reading", "value_table")
+    __slots__ = ("block", "calls", "columns", "_lineage", "_reading", "value_table", "position")
 
     def __init__(
         self, block: _Block, calls: list[exp.Expression], columns: list[str], value_table: bool = False
@@ -251,15 +251,14 @@ class _FunctionSource(_Source):
         self.block, self.calls, self.columns = block, calls, columns  # several calls: ROWS FROM (f(), g())
         self._lineage: _Lineage | None = None
         self._reading = False
+        self.position = len(block._order)  # the sources before it are the ones its arguments may name
         # BigQuery's UNNEST(arr) AS item: item is the element, and a STRUCT element's fields are columns too
         self.value_table = value_table
 
     def has(self, name: str) -> bool | None:
         if self._reading:  # the arguments name earlier sources, never the function's own columns
             return False
-        if name in self.columns:
-            return True
-        return None if self.value_table or not self.columns else False
+        return name in self.columns if self.columns else None
 
     def names(self) -> list[str]:
         return list(self.columns) or [STAR]
@@ -282,13 +281,13 @@ class _FunctionSource(_Source):
 
     def _read(self, nodes: list[exp.Expression]) -> _Lineage:
         lineage = _Lineage()
-        # The arguments are read in the block that holds the function (they may name its earlier sources).
-        self._reading = True
+        # The arguments are read in the block that holds the function: they may name its earlier sources only.
+        self._reading, visible, self.block.visible = True, self.block.visible, self.position
         try:
             for node in nodes:
                 self.block.analysis.visit(node, self.block, TRANSFORMATION, lineage, ())
         finally:
-            self._reading = False
+            self._reading, self.block.visible = False, visible
         return lineage
 
     def expand(self) -> list[tuple[str, _Lineage]]:
@@ -466,6 +465,7 @@ class _Block:
         self.columns: list[str] = []  # names given from outside: d(a, b) / cte(a, b)
         self._sources: dict[str, _Source] | None = None
         self._order: list[_Source] = []
+        self.visible: int | None = None  # while a table function's arguments are read: the sources before it
         self._star_order: list[_Source] = []
         self._tables: dict[str, _Source] = {}
         self._using: set[str] = set()
@@ -659,7 +659,8 @@ class _Block:
         sides of a ``JOIN ... USING (name)`` together."""
         if name in self._using and (key := self._using_key(name)) is not None:
             return key
-        having = [source for source in self._order if source.has(name)]
+        order = self._order if self.visible is None else self._order[: self.visible]
+        having = [source for source in order if source.has(name)]
         if len(having) == 1:
             return having[0]
         if having:
@@ -667,13 +668,15 @@ class _Block:
             return _AMBIGUOUS
         if definite:
             return None
-        unknown = [source for source in self._order if source.has(name) is None]
+        unknown = [source for source in order if source.has(name) is None]
         if len(unknown) == 1:
             return unknown[0]
         if unknown:
             self.analysis.ambiguous(text)
             return _AMBIGUOUS
-        return None
+        # no table may have it: a field of a BigQuery UNNEST's STRUCT element (UNNEST(lines) AS line)
+        structs = [s for s in order if isinstance(s, _FunctionSource) and s.value_table]
+        return structs[0] if len(structs) == 1 else None
 
     def alias(self, name: str) -> _Lineage | None:
         """The lineage of a select-list alias, for clauses that may name one."""
