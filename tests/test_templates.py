@@ -189,6 +189,26 @@ def test_a_query_that_writes_nothing_names_what_it_reads_with_its_placeholders()
     assert statements(sql) == [(1, [], ["{{ p.s }}.t"]), (2, [], ["#src#.u", "${db}.t"])]
 
 
+def test_dbt_type_macros_render_as_types_every_dialect_parses() -> None:
+    sql = "CREATE TABLE o AS SELECT id::{{ dbt.type_string() }} AS id, CAST(n AS {{ dbt_utils.type_int() }}) AS n"
+    sql += " FROM s"
+    for dialect in ("databricks", "spark", "trino", "snowflake", "bigquery", "postgres"):
+        result = parse_sql(sql, dialect=dialect)
+        assert result["errors"] == [] and result["warnings"] == [], dialect
+        assert [len(s["columns"]) for s in result["statements"]] == [2], dialect
+
+
+def test_a_dbt_snapshot_block_makes_its_table_from_its_query() -> None:
+    sql = (
+        "{% snapshot customers_snapshot %}\n"
+        "{{ config(unique_key='id', strategy='check', check_cols='all') }}\n"
+        "select id, name from {{ source('crm', 'customers') }}\n"
+        "{% endsnapshot %}\n"
+    )
+    assert statements(sql) == [(1, ["default.customers_snapshot"], ["crm.customers"])]
+    assert messages(sql) == []
+
+
 def harvest_one(folder: Path, sql: str, **options) -> Graph:
     (folder / "x.sql").write_text(sql)
     return harvest([folder], "hive", **options).graph

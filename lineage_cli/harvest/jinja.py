@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jinja2 import Environment, TemplateError, nodes
+from jinja2.ext import Extension
+from jinja2.parser import Parser
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -39,7 +41,23 @@ _START = "\ue001{}\ue002"  # after a source newline: the number of the line that
 _START_MARK = re.compile("\ue001(\\d+)\ue002")
 # Names Jinja itself binds inside templates.
 _JINJA_NAMES = frozenset({"loop", "caller", "varargs", "kwargs", "self", "true", "false", "none", "True", "False"})
-EXTENSIONS = ("jinja2.ext.do", "jinja2.ext.loopcontrols")
+
+
+class SnapshotBlock(Extension):
+    """dbt's ``{% snapshot name %} select ... {% endsnapshot %}``: the table ``name`` made from the query, so
+    ``CREATE TABLE name AS`` is rendered on the tag's line and the query after it."""
+
+    tags = frozenset({"snapshot"})
+
+    def parse(self, parser: Parser) -> list[nodes.Node]:
+        lineno = next(parser.stream).lineno
+        name = parser.parse_expression()
+        body = parser.parse_statements(("name:endsnapshot",), drop_needle=True)
+        target = name.name if isinstance(name, nodes.Name) else "snapshot"
+        return [nodes.Output([nodes.TemplateData(f"CREATE TABLE {target} AS ")], lineno=lineno), *body]
+
+
+EXTENSIONS = ("jinja2.ext.do", "jinja2.ext.loopcontrols", SnapshotBlock)
 
 
 @dataclass(slots=True)
@@ -78,6 +96,8 @@ class KeptUndefined(Undefined):
         return KeptUndefined(name=self._path() + _subscript(key))
 
     def __call__(self, *args: object, **kwargs: object) -> Any:
+        if (type_name := _type_macro(self._path())) is not None:
+            return type_name  # `CAST(x AS {{ dbt.type_string() }})`: a placeholder cannot stand for a type
         # Arguments left out: the text stays on one line, and one macro is one placeholder in every file.
         return KeptUndefined(name=f"{self._path()}()")
 
@@ -106,6 +126,26 @@ class KeptUndefined(Undefined):
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unknown
     __pow__ = __rpow__ = __pos__ = __neg__ = _unknown
     __int__ = __float__ = __complex__ = _not_a_number
+
+
+# dbt's cross-database type macros (dbt.type_string(), dbt_utils.type_int() before dbt 1.2), as types every
+# dialect parses: what a column is cast to does not change its lineage
+_TYPE_MACROS = {
+    "type_string": "varchar",
+    "type_int": "int",
+    "type_bigint": "bigint",
+    "type_float": "float",
+    "type_numeric": "numeric",
+    "type_timestamp": "timestamp",
+    "type_boolean": "boolean",
+}
+_MACRO_NAMESPACES = frozenset({"dbt", "dbt_utils"})
+
+
+def _type_macro(path: str) -> str | None:
+    """The SQL type a dbt type macro call ``path`` stands for; None for any other name."""
+    namespace, _, name = path.rpartition(".")
+    return _TYPE_MACROS.get(name) if namespace in _MACRO_NAMESPACES or not namespace else None
 
 
 def _subscript(key: object) -> str:
@@ -207,7 +247,7 @@ def _unknown_calls(tree: nodes.Template, environment: Environment, known: set[st
     warnings: list[tuple[int, str]] = []
     for call in tree.find_all(nodes.Call):
         root, dotted = _callee(call.node)
-        if root is not None and root not in defined:
+        if root is not None and root not in defined and _type_macro(dotted) is None:
             warnings.append((call.lineno, f"unknown Jinja macro {dotted}: rendered as a placeholder"))
     for node, registry, what, stub in (
         (nodes.Filter, environment.filters, "filter", _pass_through),
