@@ -263,6 +263,16 @@ def test_a_data_statement_read_only_as_a_command_is_a_warning_not_a_silent_loss(
     ]
 
 
+def test_statements_glued_into_one_command_by_a_missing_semicolon_are_a_warning() -> None:
+    sql = "CREATE TABLE IF NOT EXISTS d (code STRING) USING DELTA LOCATION '/mnt/d'\n"
+    sql += "INSERT OVERWRITE d SELECT code FROM s\n"
+    script = analyze_script(sql, "x.sql", "databricks")
+    assert script.lineage == []
+    assert [(i.line, i.level, i.message.split(":")[0]) for i in script.issues] == [
+        (1, "warning", "CREATE read as one opaque command running on into a later line's INSERT")
+    ]
+
+
 def test_a_routine_body_written_as_a_string_is_harvested_at_its_own_lines() -> None:
     sql = "-- load\nCREATE PROCEDURE etl.p()\nRETURNS VARCHAR\nLANGUAGE SQL\nAS\n$$\nBEGIN\n"
     sql += "  INSERT INTO d.t SELECT s.a FROM d.s s;\n  RETURN 'ok';\nEND;\n$$;\nINSERT INTO d.u SELECT * FROM d.t;\n"

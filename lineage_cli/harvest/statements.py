@@ -600,9 +600,23 @@ def unanalysed(expression: exp.Expression) -> str | None:
             return None
         return "COPY not analysed: its table or its files are neither a name nor a location, so it adds no lineage"
     kind = unread_data_statement(expression)
-    if kind is None:
-        return None
-    return f"{kind} not analysed: sqlglot reads it only as an opaque command, so it adds no lineage"
+    if kind is not None:
+        return f"{kind} not analysed: sqlglot reads it only as an opaque command, so it adds no lineage"
+    text = _command_text(expression) if isinstance(expression, exp.Command) else ""
+    if (glued := _GLUED_STATEMENT.search(text)) and not _ROUTINE_WORDS.intersection(text.upper().split()[:6]):
+        return (
+            f"{expression.name.upper()} read as one opaque command running on into a later line's "
+            f"{glued.group(1).upper()}: a semicolon missing? It adds no lineage"
+        )
+    return None
+
+
+# A routine's body may hold any statement on its lines (a JavaScript procedure's string, say)
+_ROUTINE_WORDS = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "PACKAGE"})
+
+
+# A data statement beginning a line of a command's text: two statements glued by a missing semicolon
+_GLUED_STATEMENT = re.compile(r"\n\s*(INSERT|UPDATE|DELETE|MERGE|CREATE|REPLACE)\b", re.IGNORECASE)
 
 
 # `COPY t FROM STDIN` (pg_dump), `COPY t TO STDOUT`, `COPY t FROM PROGRAM 'cmd'`: the rows come from or go to
