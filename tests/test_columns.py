@@ -467,10 +467,10 @@ def test_merge_insert_without_columns_is_positional_and_star_is_by_name():
     assert edges(sql, schema={"t": ["id", "value"]}) >= {("s.id", "t.id", P, ID), ("s.v", "t.value", P, TR)}
     star = "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     assert edges(star, "databricks", schema={"s": ["id", "v"]}) == {
-        ("s.id", "t", Q, "JOIN"),
-        ("t.id", "t", Q, "JOIN"),
-        ("s.id", "t.id", P, ID),
-        ("s.v", "t.v", P, ID),
+        ("default.s.id", "default.t", Q, "JOIN"),
+        ("default.t.id", "default.t", Q, "JOIN"),
+        ("default.s.id", "default.t.id", P, ID),
+        ("default.s.v", "default.t.v", P, ID),
     }
 
 
