@@ -108,3 +108,24 @@ def test_relation_names_follow_the_adapter_dialect(tmp_path) -> None:
     assert project.dialect == "snowflake" and [m.relation for m in project.models] == ["analytics.staging.orders"]
     result = harvest(dbt=project)
     assert ("raw.shop.orders.id", "analytics.staging.orders.id") in {(s, t) for s, t, _, _ in result.graph.edges}
+
+
+def test_a_project_never_compiled_is_read_from_its_own_files(tmp_path) -> None:
+    project = tmp_path / "shop"
+    shutil.copytree(DBT, project)
+    shutil.rmtree(project / "target")
+    store = tmp_path / "graph.lin"
+    outcome = CliRunner().invoke(
+        cli, ["harvest", "--dbt", str(project), "--dialect", "postgres", "--store", str(store), "--no-cache"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    # Relations are the model names in the default schema (the target schema is in no project file); the
+    # sources come from sources.yml, the seed from seeds/, materializations from config() and dbt_project.yml.
+    assert read_store(store).statements(str(project) + "/") == [
+        "models/intermediate/int_order_amounts.sql:1 - public.int_order_amounts <- public.stg_orders",
+        "models/marts/fct_customer_orders.sql:1 - public.fct_customer_orders"
+        " <- public.country_codes, public.int_order_amounts, public.stg_customers",
+        "models/marts/rpt_big_spenders.sql:1 - public.rpt_big_spenders <- public.fct_customer_orders",
+        "models/staging/stg_customers.sql:1 - public.stg_customers <- warehouse.raw.customers",
+        "models/staging/stg_orders.sql:1 - public.stg_orders <- warehouse.raw.orders",
+    ]

@@ -1,4 +1,5 @@
-"""dbt projects: models, sources and seeds from ``target/manifest.json`` (and ``catalog.json``).
+"""dbt projects: models, sources and seeds from ``target/manifest.json`` (and ``catalog.json``), or, for a
+project never compiled, from its own files (``dbt_files``).
 
 Each model's compiled SQL (``compiled_code``, or ``compiled_sql`` before dbt 1.3) becomes a
 ``CREATE TABLE|VIEW <relation> AS <compiled SQL>`` statement in the adapter's dialect, so it is
@@ -23,6 +24,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lineage_cli.harvest.dbt_files import project_manifest
 from lineage_cli.harvest.files import display_path
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.statements import Context
@@ -66,10 +68,10 @@ class DbtProject:
     catalog: SchemaCatalog | None = None
 
 
-def load_dbt(path: str | Path) -> DbtProject:
-    """Read a dbt project directory, its ``target`` directory, or a ``manifest.json``."""
-    manifest_path = _manifest_path(Path(path))
-    data = _read_json(manifest_path)
+def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
+    """Read a dbt project directory, its ``target`` directory, or a ``manifest.json``; a project never compiled
+    from its own files (``dbt_files``), its names folded by ``dialect`` (its adapter is in no file)."""
+    manifest_path, data = _manifest(Path(path), dialect)
     root = manifest_path.parent.parent if manifest_path.parent.name == "target" else manifest_path.parent
     adapter = str((data.get("metadata") or {}).get("adapter_type") or "ansi")
     dialect = ADAPTER_DIALECTS.get(adapter, adapter)
@@ -93,11 +95,17 @@ def load_dbt(path: str | Path) -> DbtProject:
     return project
 
 
-def _manifest_path(path: Path) -> Path:
+def _manifest(path: Path, dialect: str | None) -> tuple[Path, dict[str, Any]]:
+    """The manifest of the project at ``path`` and where it is (or would be); read from the project's files
+    (with ``dialect`` for its adapter) when it has none."""
     for candidate in (path, path / "manifest.json", path / "target" / "manifest.json"):
         if candidate.is_file():
-            return candidate
-    raise DbtError(f"{path}: no dbt manifest (expected target/manifest.json; run `dbt compile` first)")
+            return candidate, _read_json(candidate)
+    from_files = project_manifest(path) if path.is_dir() else None
+    if from_files is None:
+        raise DbtError(f"{path}: no dbt manifest (target/manifest.json) and no dbt_project.yml")
+    from_files["metadata"]["adapter_type"] = dialect or "ansi"
+    return path / "target" / "manifest.json", from_files
 
 
 def _read_json(path: Path) -> dict[str, Any]:

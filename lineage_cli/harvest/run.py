@@ -93,7 +93,7 @@ def run_harvest(
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
         variables, defaults = load_template_values(var_pairs, var_files)
         manifest = _load_manifest(manifest_file)
-        dbt = _load_dbt(dbt_path)
+        dbt = _load_dbt(dbt_path, dialect)
         profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
@@ -121,12 +121,12 @@ def _load_manifest(path: str | None) -> Manifest | None:
     return load_manifest(path)
 
 
-def _load_dbt(path: str | None) -> DbtProject | None:
+def _load_dbt(path: str | None, dialect: str | None) -> DbtProject | None:
     if path is None:
         return None
     from lineage_cli.harvest.dbt import load_dbt  # sqlglot: only a harvest of a dbt project pays for it up front
 
-    return load_dbt(path)
+    return load_dbt(path, dialect)
 
 
 def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
