@@ -583,7 +583,8 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         statement.error = f"parser failure: {type(error).__name__}: {error}"
         return statement
     statement.expression = expressions[0] if expressions else None
-    if chunk[0].text.upper() == "DECLARE" and not isinstance(statement.expression, exp.Declare):
+    declaration = chunk[0].text.upper() == "DECLARE" and not isinstance(statement.expression, exp.Declare)
+    if declaration and _next_line_statement(chunk) is None:  # (else a statement follows, T-SQL's `;` left out)
         return _declared(chunk[0].line, chunk[1:])  # plpgsql's DECLARE section, kept as a Command
     return statement
 
