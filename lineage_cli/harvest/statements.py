@@ -199,6 +199,8 @@ def routine_body(expression: exp.Expression) -> str | None:
     ...                                read="postgres"))
     ' DELETE FROM t; '
     """
+    if isinstance(expression, exp.Command):
+        return _command_body(expression)
     if not isinstance(expression, exp.Create) or (expression.kind or "").upper() not in _ROUTINE_KINDS:
         return None
     language = expression.find(exp.LanguageProperty)
@@ -209,6 +211,40 @@ def routine_body(expression: exp.Expression) -> str | None:
         body = body.expressions[0]
     if isinstance(body, (exp.Heredoc, exp.RawString)) or (isinstance(body, exp.Literal) and body.is_string):
         return body.name
+    return _body_in_a_setting(expression) if body is None else None
+
+
+def _command_body(command: exp.Command) -> str | None:
+    """The statements an opaque command holds: Postgres' anonymous ``DO [LANGUAGE plpgsql] $$ ... $$`` block,
+    Snowflake's ``CREATE TASK t ... AS <statement>``.
+
+    >>> _command_body(sqlglot.parse_one("DO $$ BEGIN DELETE FROM t; END $$", read="postgres"))
+    ' BEGIN DELETE FROM t; END '
+    """
+    text = _command_text(command)
+    word = command.name.upper()
+    if word == "DO" and (block := _DO_BLOCK.match(text)) is not None:
+        language = (block.group(1) or block.group(4) or "plpgsql").upper()
+        return block.group(3) if language in _SQL_LANGUAGES else None
+    if word == "CREATE" and (task := _TASK.match(text)) is not None:
+        return task.group(1)
+    return None
+
+
+_DO_BLOCK = re.compile(r"\s*(?:LANGUAGE\s+(\w+)\s+)?\$(\w*)\$(.*)\$\2\$\s*(?:LANGUAGE\s+(\w+))?\s*$", re.I | re.S)
+_TASK = re.compile(
+    r"\s*(?:OR\s+(?:REPLACE|ALTER)\s+)?TASK\b.*?\bAS\s+((?:INSERT|MERGE|UPDATE|DELETE|COPY)\b.*)", re.I | re.S
+)
+
+
+def _body_in_a_setting(routine: exp.Create) -> str | None:
+    """Postgres' ``SET search_path = public AS $$ ... $$``: sqlglot reads the body as the alias of the setting's
+    value (a name no one writes: it holds statements)."""
+    properties = routine.args.get("properties")
+    for alias in properties.find_all(exp.Alias) if properties is not None else ():
+        name = alias.args.get("alias")
+        if isinstance(name, exp.Identifier) and ";" in name.name:
+            return name.name
     return None
 
 
