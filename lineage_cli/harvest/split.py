@@ -153,9 +153,9 @@ def _without_delimiter_commands(sql: str) -> str:
 
 
 # A tokenizer reads a command that begins a statement with all up to the next semicolon as one string.  Some
-# dialects count block words among their commands (BigQuery BEGIN and EXCEPTION, T-SQL END): the string then
+# dialects count block words among their commands (BigQuery BEGIN, EXCEPTION and its loops, T-SQL END): the string then
 # holds the statements of the block (`END ELSE BEGIN INSERT ...`).
-_SWALLOWING = frozenset({"BEGIN", "EXCEPTION", "END"})
+_SWALLOWING = frozenset({"BEGIN", "EXCEPTION", "END", "LOOP", "WHILE", "REPEAT"})
 
 
 def _unswallowed(tokens: list[Token], sql: str, engine: Dialect, commands_end_lines: bool = False) -> list[Token]:
@@ -303,7 +303,7 @@ _MEMBER_ROUTINES = frozenset({"PROCEDURE", "FUNCTION"})
 _BLOCK_KEYWORDS = frozenset({"TRY", "CATCH", "ATOMIC"})  # BEGIN TRY / BEGIN CATCH (T-SQL), BEGIN ATOMIC
 _TRANSACTIONS = frozenset({"TRAN", "TRANSACTION", "WORK", "DISTRIBUTED"})  # BEGIN TRAN is no block
 _CONDITIONS = frozenset({"IF", "ELSIF", "ELSEIF", "WHEN"})  # ... THEN <statement>
-_OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION"})  # <opener> <statement>
+_OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION", "REPEAT"})  # <opener> <statement>
 # What a header or flow begins with; T-SQL writes `END ELSE BEGIN` and `END TRY BEGIN CATCH` on one line.
 _FLOW_OPENERS = _CONDITIONS | _OPENERS | _MEMBER_ROUTINES | {"CREATE", "BEGIN", "FOR", "WHILE", "END"}
 # Procedural code with no statement of its own: PL/SQL, Snowflake and BigQuery scripting, MySQL routines
@@ -318,7 +318,6 @@ _PROCEDURAL = frozenset(
         "CONTINUE",
         "LEAVE",
         "ITERATE",
-        "REPEAT",
         "UNTIL",
         "OPEN",
         "FETCH",
