@@ -1615,6 +1615,9 @@ class _Analysis:
                 return _Lineage()  # my_seq.NEXTVAL: a number the sequence gives, from no column
             if len(parts) == 2 and (table := self.ctx.row_variables.get(parts[0])) is not None:
                 return self.base(table, parts[1])  # NEW.c in a trigger on t: the column c of t's row
+            if isinstance(only := block.single_source(), _FunctionSource) and only.has(parts[0]) is not False:
+                # GA4's (SELECT value.int_value FROM UNNEST(event_params) WHERE key = ...): a field of its element
+                return _fields(only.column(parts[0], text), parts[1:])
             return self.unresolved(parts[-1], text)
         name = parts[0]
         if self.alias_order == ALIAS_FIRST and (aliased := block.alias(name)) is not None:
