@@ -36,7 +36,7 @@ from sqlglot import exp
 
 from lineage_cli.harvest.functions import FunctionLevels
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.statements import Context, StatementLineage, Write
+from lineage_cli.harvest.statements import Context, StatementLineage, Write, file_location
 from lineage_cli.model import Subtype
 from lineage_cli.profiles import DialectProfile
 
@@ -604,6 +604,8 @@ class _Block:
                 return alias or name, _renamed(_DerivedSource(cte), renamed), None
             table = analysis.ctx.table_name(node)
             return alias or name, _renamed(_TableSource(analysis, table), renamed), table
+        if isinstance(node, exp.Table) and (location := file_location(node)) is not None:
+            return alias, _TableSource(analysis, location), location  # DuckDB's read_parquet('in/*.parquet')
         if isinstance(node, exp.Table):  # a table function: TABLE(FLATTEN(...)), generate_series(...), ROWS FROM
             calls = [node.this] if node.this is not None else list(node.args.get("rows_from") or ())
             columns = _alias_columns(node, analysis) or analysis.function_columns(calls[0] if calls else None)

@@ -103,7 +103,7 @@ class Context:
         >>> ctx.table_name(sqlglot.parse_one("SELECT * FROM `Customer_Clean`", read="hive").find(exp.Table))
         'ods.customer_clean'
         """
-        location = _file_query_location(table)
+        location = file_location(table)
         if location is not None:
             return location
         name = self.fold(table.args.get("this"))
@@ -121,21 +121,41 @@ class Context:
 _FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "avro", "text", "delta", "binaryfile", "iceberg"})
 
 
-def _file_query_location(table: exp.Table) -> str | None:
-    """The location of a ``format.`path` `` table (Spark, Databricks) or of a Snowflake stage queried in place
-    (``SELECT $1 FROM @stage/dir/``), as written; None for a table.
+def file_location(table: exp.Table) -> str | None:
+    """The location a table reference reads in place, as written; None for a table.  Spark's ``format.`path` ``,
+    a Snowflake stage (``SELECT $1 FROM @stage/dir/``), DuckDB's ``'data/in.parquet'`` and ``read_parquet(path)``
+    (any ``read_*`` table function given a path).
 
-    >>> _file_query_location(sqlglot.parse_one("SELECT * FROM delta.`/mnt/Raw/events`", read="spark").find(exp.Table))
-    '/mnt/Raw/events'
-    >>> _file_query_location(sqlglot.parse_one("SELECT $1 FROM @raw.stage/ev/", read="snowflake").find(exp.Table))
-    '@raw.stage/ev/'
+    >>> def location(sql, dialect):
+    ...     return file_location(sqlglot.parse_one(sql, read=dialect).find(exp.Table))
+    >>> location("SELECT * FROM delta.`/mnt/Raw/events`", "spark"), location("SELECT $1 FROM @st/ev/", "snowflake")
+    ('/mnt/Raw/events', '@st/ev/')
+    >>> location("SELECT * FROM 'in/x.parquet'", "duckdb"), location("SELECT * FROM read_csv_auto('a.csv')", "duckdb")
+    ('in/x.parquet', 'a.csv')
     """
     name, schema = table.args.get("this"), table.args.get("db")
     if isinstance(name, exp.Var) and name.name.startswith("@") and schema is None:
         return name.name
-    if not isinstance(name, exp.Identifier) or not name.quoted or "/" not in name.this or schema is None:
+    if isinstance(name, exp.Func):
+        return _read_function_path(name)
+    if not isinstance(name, exp.Identifier) or not name.quoted or table.args.get("catalog"):
         return None
-    return name.this if schema.name.lower() in _FILE_FORMATS and not table.args.get("catalog") else None
+    if schema is None:
+        return name.this if _FILE_NAME.search(name.this) else None
+    return name.this if "/" in name.this and schema.name.lower() in _FILE_FORMATS else None
+
+
+# A quoted name that is a file: a path, or a name with a data file's extension (DuckDB's FROM 'x.parquet')
+_FILE_NAME = re.compile(r"/|\.(?:parquet|csv|tsv|json|jsonl|ndjson|txt|avro|orc)(?:\.gz|\.zst)?$", re.IGNORECASE)
+
+
+def _read_function_path(call: exp.Func) -> str | None:
+    """The path a ``read_*`` table function reads (DuckDB's read_parquet, read_csv_auto, read_json ...)."""
+    name = call.name if isinstance(call, exp.Anonymous) else call.sql_name()
+    if not name.lower().startswith("read_"):
+        return None
+    first = call.this if isinstance(call.this, exp.Expression) else (call.expressions or [None])[0]
+    return first.name if isinstance(first, exp.Literal) and first.is_string else None
 
 
 def placeholder_text(placeholder: exp.Placeholder) -> str:
@@ -817,7 +837,7 @@ def _is_dataset(table: exp.Table, ctx: Context) -> bool:
     """A Table node names a dataset unless it is a function call or a CTE reference."""
     if not isinstance(table.args.get("this"), exp.Identifier):
         # table functions: generate_series(...), TABLE(FLATTEN(...)), UNNEST ...; a stage is a location
-        return _file_query_location(table) is not None
+        return file_location(table) is not None
     if table.args.get("db"):
         return True
     name = ctx.fold(table.args.get("this"))
