@@ -167,8 +167,9 @@ class _Lineage:
 ALIAS_FIRST, ALIAS_AFTER_KNOWN, ALIAS_LAST = range(3)
 # A sequence's next and current value (Oracle, Snowflake, DB2): `seq.NEXTVAL` names no table.
 _SEQUENCE_VALUES = frozenset(("nextval", "currval"))
-# The pseudo-columns of a CONNECT BY query (Oracle, Snowflake).
+# The pseudo-columns of a CONNECT BY query (Oracle, Snowflake) and of a grouping query (Hive's GROUPING__ID)
 _HIERARCHY_COLUMNS = frozenset(("level", "connect_by_isleaf", "connect_by_iscycle"))
+_GROUPING_COLUMNS = frozenset(("grouping__id",))
 
 
 # --------------------------------------------------------------------------- sources
@@ -705,8 +706,9 @@ class _Block:
             row.merge(lineage, TRANSFORMATION)
         return row
 
-    def is_hierarchical(self) -> bool:
-        """Whether the block is a ``CONNECT BY`` query (select blocks may be)."""
+    def computes(self, name: str) -> bool:
+        """Whether ``name`` is a pseudo-column the block's query computes from no column: ``LEVEL`` of a
+        CONNECT BY query, Hive's ``GROUPING__ID`` of a grouping one (select blocks may be either)."""
         return False
 
     def single_source(self) -> _Source | None:
@@ -910,9 +912,13 @@ class _SelectBlock(_Block):
         return lineages
 
     def _projection_names(self, projection: exp.Expression, position: int) -> list[str]:
-        """The output names of one projection: one, or several for Hive's ``explode(m) AS (k, v)``."""
+        """The output names of one projection: one, or several for Hive's ``explode(m) AS (k, v)`` and
+        ``TRANSFORM(a, b) USING 'script' AS (x STRING, y STRING)``."""
         if isinstance(projection, exp.Aliases):
             return [self.analysis.fold(alias) for alias in projection.expressions]
+        schema = projection.args.get("schema") if isinstance(projection, exp.QueryTransform) else None
+        if isinstance(schema, exp.Schema) and schema.expressions:
+            return [self.analysis.fold(_column_identifier(column)) for column in schema.expressions]
         return [self.analysis.output_name(projection, position)]
 
     def _projection(self, projection: exp.Expression) -> _Lineage:
@@ -938,8 +944,10 @@ class _SelectBlock(_Block):
         renamed = _renames(star, analysis)
         return [(renamed.get(name, name), replaced.get(name, lineage)) for name, lineage in expanded]
 
-    def is_hierarchical(self) -> bool:
-        return self.select.args.get("connect") is not None
+    def computes(self, name: str) -> bool:
+        if name in _HIERARCHY_COLUMNS:
+            return self.select.args.get("connect") is not None
+        return name in _GROUPING_COLUMNS and self.select.args.get("group") is not None
 
     def alias(self, name: str) -> _Lineage | None:
         if not self._aliases and self._outputs is None and not self._busy:
@@ -1624,12 +1632,12 @@ class _Analysis:
         name = parts[0]
         if self.alias_order == ALIAS_FIRST and (aliased := block.alias(name)) is not None:
             return aliased
-        # A source that surely has the column, a CONNECT BY pseudo-column or a script variable, a select
+        # A source that surely has the column, a computed pseudo-column or a script variable, a select
         # alias (QUALIFY rn = 1) unless the clause runs before the select list, a source whose columns are
         # unknown (here, then in the enclosing blocks), the alias after all, a source's whole row.
         if (found := block.find_unqualified(parts, text, definite=True)) is not None:
             return found
-        if name in _HIERARCHY_COLUMNS and block.is_hierarchical():
+        if block.computes(name):
             return _Lineage()  # LEVEL of a CONNECT BY query: the depth the query computes, from no column
         if name in self.ctx.variables or name in (self.ctx.routine_parameters or ()):
             return _Lineage()  # a variable (DECLARE run_date DATE) or a routine's parameter: a value, not a column
@@ -1868,6 +1876,11 @@ def _chain(node: exp.Binary) -> list[exp.Expression]:
         else:
             operands.append(current)
     return operands
+
+
+def _column_identifier(column: exp.Expression) -> exp.Expression:
+    """The name of a column of a column list: ``x`` or ``x STRING`` (a ColumnDef)."""
+    return column.this if isinstance(column, exp.ColumnDef) else column
 
 
 def _tuple_items(node: exp.Expression) -> list[exp.Expression]:
