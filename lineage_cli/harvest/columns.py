@@ -1183,6 +1183,7 @@ class _StatementBlock(_Block):
         self._sources = {}
         self.write = write
         self.joins: list[exp.Join] = []
+        self.target_source: _Source | None = None
 
     def _compute_names(self) -> list[str]:
         return []
@@ -1196,7 +1197,7 @@ class _StatementBlock(_Block):
             return
         # The written table, under its alias and its name.
         analysis = self.analysis
-        source = _TableSource(analysis, self.write.target)
+        source = self.target_source = _TableSource(analysis, self.write.target)
         alias = analysis.fold(_alias_identifier(node))
         self.add_source(alias or analysis.fold(node.this), source, True, self.write.target)
         self._sources.setdefault(analysis.fold(node.this), source)  # type: ignore[union-attr]
@@ -1746,11 +1747,20 @@ class _Analysis:
                 for name, lineage in star_source.expand():
                     self.project(lineage, name)
             elif isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Column):
+                if not self._sets_target(assignment.this, block):
+                    continue  # MySQL's UPDATE a JOIN b SET b.z = ...: another target's write sets it
                 lineage = _Lineage()
                 self.visit(assignment.expression, block, IDENTITY, lineage, ())
                 self.project(lineage, self.fold(assignment.this.this))
             elif isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Tuple):
                 self._tuple_assignment(assignment.this, assignment.expression, block)
+
+    def _sets_target(self, column: exp.Column, block: _Block) -> bool:
+        """Whether ``SET q.c = ...`` sets the write's own target: unqualified, or qualified by it."""
+        if not column.table or not isinstance(block, _StatementBlock) or block.target_source is None:
+            return True
+        named = block.qualifier_source(_column_parts(column, self)[:-1])
+        return named is None or named is block.target_source
 
     def _tuple_assignment(self, columns: exp.Tuple, value: exp.Expression, block: _Block) -> None:
         """``SET (a, b) = (x, y)`` or ``= (SELECT x, y ...)``: position by position."""

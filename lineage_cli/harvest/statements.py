@@ -596,14 +596,45 @@ def _merge(statement: exp.Merge, ctx: Context) -> StatementLineage | None:
 # reads what that column is made of.
 def _update(statement: exp.Update, ctx: Context) -> StatementLineage | None:
     target = _resolve_alias(statement, _table_of(statement.this))
-    return _self_reading(statement, _through_cte(target, statement, ctx), ctx, "update")
+    # MySQL's UPDATE a JOIN b SET b.z = ... writes b too (a CTE the SET names is the target's own way in)
+    others = [t for t in _set_tables(statement) if t is not target and _is_dataset(t, ctx)]
+    lineage = _self_reading(statement, _through_cte(target, statement, ctx), ctx, "update")
+    return _with_more_targets(lineage, statement, others, ctx)
 
 
 def _delete(statement: exp.Delete, ctx: Context) -> StatementLineage | None:
     # T-SQL: DELETE alias FROM table alias ...; sqlglot reads `DELETE TOP (n) FROM t` as a delete from `TOP`
+    # MySQL: DELETE o, i FROM orders o JOIN items i ... deletes from both
     named = [t for t in statement.args.get("tables") or () if not _is_top(t)] or [statement.this]
     target = _resolve_alias(statement, _table_of(named[0]))
-    return _self_reading(statement, _through_cte(target, statement, ctx), ctx, "delete")
+    others = [t for t in (_resolve_alias(statement, _table_of(n)) for n in named[1:]) if t is not None]
+    lineage = _self_reading(statement, _through_cte(target, statement, ctx), ctx, "delete")
+    return _with_more_targets(lineage, statement, others, ctx)
+
+
+def _set_tables(statement: exp.Update) -> list[exp.Table]:
+    """The tables the SET of a multi-table UPDATE writes, by the qualifiers of its columns."""
+    qualifiers = {
+        a.this.table.lower() for a in statement.expressions if isinstance(a, exp.EQ) and isinstance(a.this, exp.Column)
+    }
+    found: list[exp.Table] = []
+    for table in statement.find_all(exp.Table):
+        if (table.alias or table.name).lower() in qualifiers - {""}:
+            named = _resolve_alias(statement, table)  # (T-SQL's UPDATE c ... FROM dbo.targets c: one table)
+            if named is not None and all(named is not other for other in found):
+                found.append(named)
+    return found
+
+
+def _with_more_targets(
+    lineage: StatementLineage | None, statement: exp.Expression, targets: list[exp.Table], ctx: Context
+) -> StatementLineage | None:
+    """``lineage`` with a write to each of ``targets`` too, each reading itself as the first target does."""
+    for target in targets:
+        more = _self_reading(statement, target, ctx, "")
+        if lineage is not None and more is not None and more.writes[0].target not in lineage.targets:
+            lineage.writes += more.writes
+    return lineage
 
 
 def _is_top(table: exp.Expression) -> bool:
