@@ -1721,6 +1721,12 @@ class _Analysis:
         block.add_relations(write.target_node)
         # Only `EXCLUDED.c` names the proposed row: a bare `c` is the existing row's (MySQL's `b = b + VALUES(b)`).
         block.add_qualifier("excluded", _RowSource(row))
+        query = write.query.unnest() if isinstance(write.query, exp.Subquery) else write.query
+        if isinstance(query, exp.Select) and (from_ := query.args.get("from_")) is not None:
+            # MySQL 8: INSERT ... SELECT * FROM (...) AS new ON DUPLICATE KEY UPDATE amt = new.total
+            derived = _join_tree(from_.this)[0]
+            if (alias := self.fold(_alias_identifier(derived))) and isinstance(derived, exp.Subquery):
+                block.add_qualifier(alias, _DerivedSource(self.query_block(derived.this, env, None)))
         if (where := conflict.args.get("where")) is not None:
             self.predicate(where.this, block, FILTER)
         for assignment in conflict.expressions:
