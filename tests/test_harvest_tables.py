@@ -273,6 +273,14 @@ def test_statements_glued_into_one_command_by_a_missing_semicolon_are_a_warning(
     ]
 
 
+def test_statements_inside_strings_and_cursor_queries_are_no_glued_statements() -> None:
+    dynamic = "EXECUTE IMMEDIATE '\n  INSERT INTO t SELECT a FROM s';\n"
+    assert analyze_script(dynamic, "x.sql", "snowflake").issues == []
+    cursor = "DECLARE c CURSOR FOR\nSELECT a FROM t\nOPEN c;\nINSERT INTO u SELECT b FROM t;\n"
+    script = analyze_script(cursor, "x.sql", "tsql")
+    assert (script.issues, [(s.line, s.targets) for s in script.lineage]) == ([], [(4, ["dbo.u"])])
+
+
 def test_a_routine_body_written_as_a_string_is_harvested_at_its_own_lines() -> None:
     sql = "-- load\nCREATE PROCEDURE etl.p()\nRETURNS VARCHAR\nLANGUAGE SQL\nAS\n$$\nBEGIN\n"
     sql += "  INSERT INTO d.t SELECT s.a FROM d.s s;\n  RETURN 'ok';\nEND;\n$$;\nINSERT INTO d.u SELECT * FROM d.t;\n"

@@ -133,6 +133,8 @@ class KeptUndefined(Undefined):
 _TYPE_MACROS = {
     "type_string": "varchar",
     "type_int": "int",
+    "type_integer": "int",
+    "type_date": "date",
     "type_bigint": "bigint",
     "type_float": "float",
     "type_numeric": "numeric",

@@ -583,7 +583,8 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         return statement
     statement.expression = expressions[0] if expressions else None
     declaration = chunk[0].text.upper() == "DECLARE" and not isinstance(statement.expression, exp.Declare)
-    if declaration and _next_line_statement(chunk) is None:  # (else a statement follows, T-SQL's `;` left out)
+    cursor = "CURSOR" in _words(chunk[:4])  # DECLARE c CURSOR FOR SELECT ...: the query is the cursor's
+    if declaration and (cursor or _next_line_statement(chunk) is None):  # (else T-SQL left out a `;`)
         return _declared(chunk[0].line, chunk[1:])  # plpgsql's DECLARE section, kept as a Command
     return statement
 

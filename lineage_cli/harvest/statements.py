@@ -689,7 +689,7 @@ def unanalysed(expression: exp.Expression) -> str | None:
     kind = unread_data_statement(expression)
     if kind is not None:
         return f"{kind} not analysed: sqlglot reads it only as an opaque command, so it adds no lineage"
-    text = _command_text(expression) if isinstance(expression, exp.Command) else ""
+    text = _STRING.sub("''", _command_text(expression)) if isinstance(expression, exp.Command) else ""
     if (glued := _GLUED_STATEMENT.search(text)) and not _ROUTINE_WORDS.intersection(text.upper().split()[:6]):
         return (
             f"{expression.name.upper()} read as one opaque command running on into a later line's "
@@ -702,6 +702,8 @@ def unanalysed(expression: exp.Expression) -> str | None:
 _ROUTINE_WORDS = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "PACKAGE"})
 
 
+# A string in a command's text (`EXECUTE IMMEDIATE '...'`, `SET @sql = N'...'`): statements inside it are text
+_STRING = re.compile(r"'(?:[^']|'')*'|\$(\w*)\$.*?\$\1\$", re.S)
 # A data statement beginning a line of a command's text: two statements glued by a missing semicolon
 _GLUED_STATEMENT = re.compile(r"\n\s*(INSERT|UPDATE|DELETE|MERGE|CREATE|REPLACE)\b", re.IGNORECASE)
 
