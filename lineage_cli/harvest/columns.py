@@ -1626,8 +1626,11 @@ class _Analysis:
                 return _Lineage()  # my_seq.NEXTVAL: a number the sequence gives, from no column
             if len(parts) == 2 and (table := self.ctx.row_variables.get(parts[0])) is not None:
                 return self.base(table, parts[1])  # NEW.c in a trigger on t: the column c of t's row
-            if isinstance(only := block.single_source(), _FunctionSource) and only.has(parts[0]) is not False:
-                # GA4's (SELECT value.int_value FROM UNNEST(event_params) WHERE key = ...): a field of its element
+            if parts[0] in self.ctx.variables or parts[0] in (self.ctx.routine_parameters or ()):
+                return _Lineage()  # rec.id of a loop's record (FOR rec IN ...), a variable's field: a value
+            if (only := block.single_source()) is not None and only.has(parts[0]) is not False:
+                # `payload.user_id` over one table of unknown columns, GA4's (SELECT value.int_value FROM
+                # UNNEST(event_params) ...): a qualifier naming nothing in scope is a struct column of the one source
                 return _fields(only.column(parts[0], text), parts[1:])
             return self.unresolved(parts[-1], text)
         name = parts[0]

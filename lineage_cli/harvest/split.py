@@ -97,6 +97,8 @@ def parse_script(
         declaring = first == "DECLARE" or _opens_declarations(chunk)
         if parameters := _routine_parameters(chunk):  # MySQL's `CREATE PROCEDURE p(IN d DATE) BEGIN ...`
             yield _declared(chunk[0].line, parameters)
+        if first == "FOR" and len(chunk) > 2 and chunk[2].text.upper() == "IN":  # FOR rec IN (SELECT ...) DO
+            yield _declared(chunk[0].line, chunk[1:2])  # the loop's record is a variable
         if (piece := _opened_block(chunk, _OPENED_STARTS)) and (keep is None or keep(_words(piece))):
             yield _parse_chunk(piece, sql, engine, limits)
 
