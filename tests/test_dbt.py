@@ -129,3 +129,10 @@ def test_a_project_never_compiled_is_read_from_its_own_files(tmp_path) -> None:
         "models/staging/stg_customers.sql:1 - public.stg_customers <- warehouse.raw.customers",
         "models/staging/stg_orders.sql:1 - public.stg_orders <- warehouse.raw.orders",
     ]
+
+
+def test_a_plain_harvest_of_a_dbt_project_points_at_dbt(tmp_path) -> None:
+    arguments = ["harvest", str(DBT / "models"), "--store", str(tmp_path / "g.lin"), "--no-cache"]
+    outcome = CliRunner().invoke(cli, arguments)
+    assert outcome.exit_code == 0, outcome.output
+    assert f"note: {DBT} is a dbt project: `lineage harvest --dbt {DBT}`" in " ".join(outcome.stderr.split())

@@ -110,7 +110,20 @@ def run_harvest(
             style = "red" if issue.level == "error" else "yellow"
             console.print(str(issue), markup=False, style=style, soft_wrap=True)
     _summary(result, _store(result, store, _meta(result, profile, default_schema)))
+    if dbt is None and not quiet and (project := _dbt_project_in(paths)) is not None:
+        hint = f"`lineage harvest --dbt {project}` reads its models as the tables they build"
+        console.print(f"note: {project} is a dbt project: {hint}", markup=False)
     return 1 if strict and result.errors else 0
+
+
+def _dbt_project_in(paths: tuple[str, ...]) -> str | None:
+    """A dbt project among ``paths`` or above one: its models are plain SELECTs, which a harvest stores no
+    lineage for."""
+    for path in map(Path, paths):
+        for folder in (path, *path.resolve().parents[:3]):
+            if (folder / "dbt_project.yml").is_file():
+                return str(folder)
+    return None
 
 
 def _load_manifest(path: str | None) -> Manifest | None:
