@@ -198,6 +198,21 @@ def test_dbt_type_macros_render_as_types_every_dialect_parses() -> None:
         assert [len(s["columns"]) for s in result["statements"]] == [2], dialect
 
 
+def test_dbt_utils_surrogate_key_and_star_keep_their_columns_lineage() -> None:
+    sql = "CREATE TABLE mart.f AS SELECT {{ dbt_utils.generate_surrogate_key(['o.id', 'o.line']) }} AS k, o.amount"
+    sql += " FROM {{ ref('stg_orders') }} o;\nCREATE TABLE mart.g AS SELECT {{ dbt_utils.star(ref('s')) }} FROM s"
+    result = parse_sql(sql, dialect="postgres", schema={"public.s": ["a", "b"]})
+    assert result["warnings"] == [] and result["errors"] == []
+    edges = {(c["source"], c["target"], c["subtype"]) for s in result["statements"] for c in s["columns"]}
+    assert edges == {
+        ("public.stg_orders.id", "mart.f.k", "TRANSFORMATION_MASKING"),
+        ("public.stg_orders.line", "mart.f.k", "TRANSFORMATION_MASKING"),
+        ("public.stg_orders.amount", "mart.f.amount", "IDENTITY"),
+        ("public.s.a", "mart.g.a", "IDENTITY"),
+        ("public.s.b", "mart.g.b", "IDENTITY"),
+    }
+
+
 def test_a_dbt_snapshot_block_makes_its_table_from_its_query() -> None:
     sql = (
         "{% snapshot customers_snapshot %}\n"

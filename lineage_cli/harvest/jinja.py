@@ -96,8 +96,8 @@ class KeptUndefined(Undefined):
         return KeptUndefined(name=self._path() + _subscript(key))
 
     def __call__(self, *args: object, **kwargs: object) -> Any:
-        if (type_name := _type_macro(self._path())) is not None:
-            return type_name  # `CAST(x AS {{ dbt.type_string() }})`: a placeholder cannot stand for a type
+        if (sql := _known_macro(self._path(), args, kwargs)) is not None:
+            return sql  # `CAST(x AS {{ dbt.type_string() }})`: a placeholder cannot stand for a type
         # Arguments left out: the text stays on one line, and one macro is one placeholder in every file.
         return KeptUndefined(name=f"{self._path()}()")
 
@@ -142,12 +142,32 @@ _TYPE_MACROS = {
     "type_boolean": "boolean",
 }
 _MACRO_NAMESPACES = frozenset({"dbt", "dbt_utils"})
+_KEY_SEPARATOR = ", '-', "  # between the fields of dbt_utils' surrogate key
+_KNOWN_MACROS = frozenset({*_TYPE_MACROS, "surrogate_key", "generate_surrogate_key", "star"})
 
 
-def _type_macro(path: str) -> str | None:
-    """The SQL type a dbt type macro call ``path`` stands for; None for any other name."""
+def _macro_name(path: str) -> str | None:
+    """The name of a dbt (or dbt_utils) macro called as ``path``; None for another namespace's."""
     namespace, _, name = path.rpartition(".")
-    return _TYPE_MACROS.get(name) if namespace in _MACRO_NAMESPACES or not namespace else None
+    return name if namespace in _MACRO_NAMESPACES or not namespace else None
+
+
+def _known_macro(path: str, args: tuple[object, ...], kwargs: Mapping[str, object]) -> str | None:
+    """The SQL of a dbt macro whose output is known from its arguments: the type macros, the surrogate key
+    (dbt_utils' md5 of its fields, so the key keeps their lineage), ``star`` (every column of the relation,
+    ``except`` ignored); None for any other call.
+
+    >>> _known_macro("dbt_utils.generate_surrogate_key", (["order_id", "line_no"],), {})
+    "md5(concat(coalesce(cast(order_id as varchar), ''), '-', coalesce(cast(line_no as varchar), '')))"
+    """
+    name = _macro_name(path)
+    if name in _TYPE_MACROS:
+        return _TYPE_MACROS[name]
+    fields = args[0] if args else kwargs.get("field_list")
+    if name in ("surrogate_key", "generate_surrogate_key") and isinstance(fields, list) and fields:
+        parts = [f"coalesce(cast({field} as varchar), '')" for field in fields if isinstance(field, str)]
+        return f"md5(concat({_KEY_SEPARATOR.join(parts)}))" if len(parts) == len(fields) else None
+    return "*" if name == "star" else None
 
 
 def _subscript(key: object) -> str:
@@ -249,7 +269,7 @@ def _unknown_calls(tree: nodes.Template, environment: Environment, known: set[st
     warnings: list[tuple[int, str]] = []
     for call in tree.find_all(nodes.Call):
         root, dotted = _callee(call.node)
-        if root is not None and root not in defined and _type_macro(dotted) is None:
+        if root is not None and root not in defined and _macro_name(dotted) not in _KNOWN_MACROS:
             warnings.append((call.lineno, f"unknown Jinja macro {dotted}: rendered as a placeholder"))
     for node, registry, what, stub in (
         (nodes.Filter, environment.filters, "filter", _pass_through),
