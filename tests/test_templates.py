@@ -200,7 +200,9 @@ def test_dbt_type_macros_render_as_types_every_dialect_parses() -> None:
 
 def test_dbt_utils_surrogate_key_and_star_keep_their_columns_lineage() -> None:
     sql = "CREATE TABLE mart.f AS SELECT {{ dbt_utils.generate_surrogate_key(['o.id', 'o.line']) }} AS k, o.amount"
-    sql += " FROM {{ ref('stg_orders') }} o;\nCREATE TABLE mart.g AS SELECT {{ dbt_utils.star(ref('s')) }} FROM s"
+    sql += " FROM {{ ref('stg_orders') }} o;\nCREATE TABLE mart.g AS SELECT {{ dbt_utils.star(ref('s')) }} FROM s;\n"
+    sql += "CREATE TABLE mart.h AS SELECT {{ dbt_utils.star(from=ref('s'), relation_alias='s') }}"
+    sql += " FROM s JOIN u USING (a)"
     result = parse_sql(sql, dialect="postgres", schema={"public.s": ["a", "b"]})
     assert result["warnings"] == [] and result["errors"] == []
     edges = {(c["source"], c["target"], c["subtype"]) for s in result["statements"] for c in s["columns"]}
@@ -210,6 +212,10 @@ def test_dbt_utils_surrogate_key_and_star_keep_their_columns_lineage() -> None:
         ("public.stg_orders.amount", "mart.f.amount", "IDENTITY"),
         ("public.s.a", "mart.g.a", "IDENTITY"),
         ("public.s.b", "mart.g.b", "IDENTITY"),
+        ("public.s.a", "mart.h.a", "IDENTITY"),
+        ("public.s.b", "mart.h.b", "IDENTITY"),
+        ("public.s.a", "mart.h", "JOIN"),
+        ("public.u.a", "mart.h", "JOIN"),
     }
 
 

@@ -1628,10 +1628,8 @@ class _Analysis:
                 return self.base(table, parts[1])  # NEW.c in a trigger on t: the column c of t's row
             if parts[0] in self.ctx.variables or parts[0] in (self.ctx.routine_parameters or ()):
                 return _Lineage()  # rec.id of a loop's record (FOR rec IN ...), a variable's field: a value
-            if (only := block.single_source()) is not None and only.has(parts[0]) is not False:
-                # `payload.user_id` over one table of unknown columns, GA4's (SELECT value.int_value FROM
-                # UNNEST(event_params) ...): a qualifier naming nothing in scope is a struct column of the one source
-                return _fields(only.column(parts[0], text), parts[1:])
+            if (only := block.single_source()) is not None and (found := _single_source_read(only, parts, text)):
+                return found
             return self.unresolved(parts[-1], text)
         name = parts[0]
         if self.alias_order == ALIAS_FIRST and (aliased := block.alias(name)) is not None:
@@ -1895,6 +1893,28 @@ def _chain(node: exp.Binary) -> list[exp.Expression]:
         else:
             operands.append(current)
     return operands
+
+
+def _single_source_read(source: _Source, parts: list[str], text: str) -> _Lineage | None:
+    """``q.c`` whose qualifier names nothing in scope, over a single source: the table's own name under an
+    alias (``SELECT t.id FROM s.t AS q``) or its schema (``x.a`` of ``FROM x.a``) reads the table, else ``q`` is
+    a struct column of the source (``payload.user_id``, GA4's ``(SELECT value.int_value FROM
+    UNNEST(event_params) ...)``); None for a trigger's row (NEW / OLD) or a column the source lacks."""
+    table = source.name.split(".") if isinstance(source, _TableSource) else []
+    if table and parts[0] == table[-1] and len(parts) == 2:
+        return source.column(parts[1], text)
+    if table and parts == table[-len(parts) :]:
+        row = _Lineage()
+        for _, lineage in source.expand():
+            row.merge(lineage, TRANSFORMATION)
+        return row
+    if parts[0] in _ROW_VARIABLES or source.has(parts[0]) is False:
+        return None
+    return _fields(source.column(parts[0], text), parts[1:])
+
+
+# A trigger function's rows (plpgsql NEW / OLD): not struct columns of the one table a statement reads
+_ROW_VARIABLES = frozenset(("new", "old"))
 
 
 def _column_identifier(column: exp.Expression) -> exp.Expression:

@@ -167,7 +167,10 @@ def _known_macro(path: str, args: tuple[object, ...], kwargs: Mapping[str, objec
     if name in ("surrogate_key", "generate_surrogate_key") and isinstance(fields, list) and fields:
         parts = [f"coalesce(cast({field} as varchar), '')" for field in fields if isinstance(field, str)]
         return f"md5(concat({_KEY_SEPARATOR.join(parts)}))" if len(parts) == len(fields) else None
-    return "*" if name == "star" else None
+    if name == "star":
+        qualifier = kwargs.get("relation_alias")
+        return f"{qualifier}.*" if isinstance(qualifier, str) and qualifier else "*"
+    return None
 
 
 def _subscript(key: object) -> str:
