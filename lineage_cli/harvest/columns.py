@@ -701,10 +701,7 @@ class _Block:
         source = self._sources.get(name)  # type: ignore[union-attr]
         if source is None or source.has(name) is not False:
             return None
-        row = _Lineage()
-        for _, lineage in source.expand():
-            row.merge(lineage, TRANSFORMATION)
-        return row
+        return _row_of(source)
 
     def computes(self, name: str) -> bool:
         """Whether ``name`` is a pseudo-column the block's query computes from no column: ``LEVEL`` of a
@@ -1904,13 +1901,18 @@ def _single_source_read(source: _Source, parts: list[str], text: str) -> _Lineag
     if table and parts[0] == table[-1] and len(parts) == 2:
         return source.column(parts[1], text)
     if table and parts == table[-len(parts) :]:
-        row = _Lineage()
-        for _, lineage in source.expand():
-            row.merge(lineage, TRANSFORMATION)
-        return row
+        return _row_of(source)
     if parts[0] in _ROW_VARIABLES or source.has(parts[0]) is False:
         return None
     return _fields(source.column(parts[0], text), parts[1:])
+
+
+def _row_of(source: _Source) -> _Lineage:
+    """A source's whole row as one value (``to_json(t)``): every column of it, transformed."""
+    row = _Lineage()
+    for _, lineage in source.expand():
+        row.merge(lineage, TRANSFORMATION)
+    return row
 
 
 # A trigger function's rows (plpgsql NEW / OLD): not struct columns of the one table a statement reads
