@@ -1,6 +1,6 @@
 """What the schema catalog learns from analysed statements: the columns ``CREATE TABLE`` DDL declares
-(``CREATE TABLE ... LIKE`` included) and the output columns of a CTAS, view, ``SELECT INTO``, clone or
-Spark ``CACHE TABLE ... AS``.
+(``CREATE TABLE ... LIKE`` included) and ``ALTER TABLE ... ADD COLUMN`` adds, and the output columns of a
+CTAS, view, ``SELECT INTO``, clone or Spark ``CACHE TABLE ... AS``.
 
 Apart from ``schema.py`` because it reads syntax trees: a harvest that recalls its last result, or
 reads a schema file, imports no parser.
@@ -22,6 +22,8 @@ def observe(catalog: SchemaCatalog, expression: exp.Expression, lineage: Stateme
     """Teach ``catalog`` one analysed statement: ``CREATE TABLE`` DDL, or the outputs of a CTAS/view/SELECT INTO."""
     if isinstance(expression, exp.Create) and lineage is None:
         _observe_ddl(catalog, expression, ctx)
+    elif isinstance(expression, exp.Alter) and lineage is None:
+        _observe_added_columns(catalog, expression, ctx)
     elif lineage is not None and lineage.type in _OUTPUT_TYPES:
         for write in lineage.writes:
             names = output_columns(write, ctx, catalog)
@@ -51,6 +53,24 @@ def _observe_ddl(catalog: SchemaCatalog, create: exp.Create, ctx: Context) -> No
     if columns or partitions:
         # Hive lists partition columns apart from the others; a SELECT feeds them last.
         catalog.add(ctx.table_name(table), {**columns, **partitions}, DDL, partitions=partitions)
+
+
+def _observe_added_columns(catalog: SchemaCatalog, alter: exp.Alter, ctx: Context) -> None:
+    """``ALTER TABLE t ADD [COLUMN] c INT`` (Hive: ``ADD COLUMNS (c STRING, ...)``) on a table of known columns:
+    the new ones follow the others, before Hive's partition columns."""
+    if (alter.args.get("kind") or "").upper() != "TABLE" or not isinstance(alter.this, exp.Table):
+        return
+    added: Columns = {}
+    for action in alter.args.get("actions") or ():
+        added.update(_column_defs(action if isinstance(action, exp.Schema) else exp.Schema(expressions=[action]), ctx))
+    table = ctx.table_name(alter.this)
+    known = catalog.types(table) if added else None
+    if known is None:
+        return  # (a table whose other columns are unknown stays unknown: a star over it is not these alone)
+    partitions = catalog.partition_columns(table)
+    kept = {name: kind for name, kind in known.items() if name not in partitions}
+    tail = {name: known[name] for name in partitions if name in known}
+    catalog.add(table, {**kept, **added, **tail}, DDL, partitions=partitions)
 
 
 def _column_defs(schema: exp.Schema, ctx: Context) -> Columns:
