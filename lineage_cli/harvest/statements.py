@@ -236,7 +236,7 @@ def routine_body(expression: exp.Expression) -> str | None:
 
 def _command_body(command: exp.Command) -> str | None:
     """The statements an opaque command holds: Postgres' anonymous ``DO [LANGUAGE plpgsql] $$ ... $$`` block,
-    Snowflake's ``CREATE TASK t ... AS <statement>``.
+    Snowflake's ``CREATE TASK t ... AS <statement>``, ``EXECUTE [IMMEDIATE] '<statement>'`` of a constant.
 
     >>> _command_body(sqlglot.parse_one("DO $$ BEGIN DELETE FROM t; END $$", read="postgres"))
     ' BEGIN DELETE FROM t; END '
@@ -248,9 +248,13 @@ def _command_body(command: exp.Command) -> str | None:
         return block.group(3) if language in _SQL_LANGUAGES else None
     if word == "CREATE" and (task := _TASK.match(text)) is not None:
         return task.group(1)
+    if word == "EXECUTE" and (literal := _EXECUTED.match(text)) is not None:
+        return literal.group(1)  # dynamic SQL given as one constant string: it runs as written
     return None
 
 
+# `EXECUTE [IMMEDIATE] 'INSERT ...'` (a string without doubled quotes: it is found again as written in the file)
+_EXECUTED = re.compile(r"\s*(?:IMMEDIATE\s+)?'([^']*)'\s*$", re.I)
 _DO_BLOCK = re.compile(r"\s*(?:LANGUAGE\s+(\w+)\s+)?\$(\w*)\$(.*)\$\2\$\s*(?:LANGUAGE\s+(\w+))?\s*$", re.I | re.S)
 _TASK = re.compile(
     r"\s*(?:OR\s+(?:REPLACE|ALTER)\s+)?TASK\b.*?\bAS\s+((?:INSERT|MERGE|UPDATE|DELETE|COPY)\b.*)", re.I | re.S
