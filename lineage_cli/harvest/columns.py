@@ -28,7 +28,8 @@ second full walk we do not need.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import NamedTuple, TypeVar
 
@@ -605,6 +606,8 @@ class _Block:
                 return alias or name, _renamed(_DerivedSource(cte), renamed), None
             table = analysis.ctx.table_name(node)
             return alias or name, _renamed(_TableSource(analysis, table), renamed), table
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.DynamicIdentifier):
+            return alias, _RowSource({}), None  # IDENTIFIER(:var): a table known only when the script runs
         if isinstance(node, exp.Table) and (location := file_location(node)) is not None:
             return alias, _TableSource(analysis, location), location  # DuckDB's read_parquet('in/*.parquet')
         if isinstance(node, exp.Table):  # a table function: TABLE(FLATTEN(...)), generate_series(...), ROWS FROM
@@ -861,6 +864,9 @@ class _SelectBlock(_Block):
             qualifier = _column_parts(item, self.analysis)[:-1] if isinstance(item, exp.Column) else []
             if not qualifier or self.qualifier_source(qualifier) is source:
                 excluded.add(_last_name(item, self.analysis))
+        if isinstance(pattern := star.args.get("ilike"), exp.Literal):  # Snowflake's * ILIKE '%id%'
+            matches = _like(pattern.name)
+            excluded |= {name for name in source.names() if name != STAR and not matches(name)}
         return excluded
 
     def _compute_names(self) -> list[str]:
@@ -1926,6 +1932,13 @@ def _column_identifier(column: exp.Expression) -> exp.Expression:
 
 def _tuple_items(node: exp.Expression) -> list[exp.Expression]:
     return node.expressions if isinstance(node, exp.Tuple) else [node]
+
+
+def _like(pattern: str) -> Callable[[str], bool]:
+    """A case-insensitive LIKE test: ``%`` any run of characters, ``_`` any one."""
+    expression = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    compiled = re.compile(expression, re.IGNORECASE | re.DOTALL)
+    return lambda text: compiled.fullmatch(text) is not None
 
 
 def _is_semi(join: exp.Join) -> bool:

@@ -316,7 +316,23 @@ def _survey(expression: exp.Expression, ctx: Context) -> None:
             tables.append(node)
         elif isinstance(node, exp.CTE):
             ctes.add(ctx.profile.fold(node.alias_or_name))
+    for table in tables:
+        if isinstance(table.this, exp.DynamicIdentifier):
+            _named_by_string(table, ctx)
     ctx.statement, ctx.statement_tables, ctx.cte_names = expression, tables, ctes
+
+
+def _named_by_string(table: exp.Table, ctx: Context) -> None:
+    """Snowflake's ``IDENTIFIER('db.s.t')``: the table the string names, in place (a variable names none)."""
+    name = table.this.this
+    if not isinstance(name, exp.Literal) or not name.is_string:
+        return
+    try:
+        named = exp.to_table(name.name, dialect=ctx.profile.sqlglot_dialect)
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+        return
+    for part in ("this", "db", "catalog"):
+        table.set(part, named.args.get(part))
 
 
 def apply_use(statement: exp.Use, ctx: Context) -> None:
