@@ -469,6 +469,9 @@ def _create(statement: exp.Create, ctx: Context) -> StatementLineage | None:
     if not isinstance(query, exp.Query) or target is None:
         return None  # plain DDL (CREATE TABLE ... LIKE included: it copies no rows): no data flows
     is_view = (statement.kind or "").upper() == "VIEW"
+    into = statement.find(exp.ToTableProperty)
+    if into is not None and (destination := _table_of(into.this)) is not None:
+        target, is_view = destination, False  # ClickHouse's MATERIALIZED VIEW mv TO dest: the rows land in dest
     write = _write(statement, target, ctx, query=query, is_view=is_view)
     return StatementLineage("view" if is_view else "ctas", [write], statement)
 
