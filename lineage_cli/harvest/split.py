@@ -361,7 +361,7 @@ def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
 def _past_control_flow(piece: list[Token]) -> list[Token] | None:
     """``piece`` without the routine header or the control flow it begins with; None if it begins with neither."""
     first = piece[0].text.upper() if piece else ""
-    if first not in _FLOW_OPENERS or (first == "CREATE" and not _ROUTINES.intersection(_words(piece[1:6]))):
+    if first not in _FLOW_OPENERS or (first == "CREATE" and not _is_routine_header(piece)):
         return None  # (the common case, decided without reading the whole piece)
     words = _words(piece)
     if first == "CREATE":
@@ -618,11 +618,10 @@ def _routine_parameters(chunk: list[Token]) -> list[Token]:
     >>> [t.text for t in _routine_parameters(tokens)]
     ['d', ',', 'n']
     """
-    words = _words(chunk[:8])
-    if not words or not (words[0] in _MEMBER_ROUTINES or (words[0] == "CREATE" and _ROUTINES.intersection(words[1:6]))):
+    if not _is_routine_header(chunk):
         return []
     opening = next((i for i, t in enumerate(chunk) if t.token_type is TokenType.L_PAREN), None)
-    if opening is None or any(t.token_type in _STRINGS for t in chunk):
+    if opening is None or _holds_string(chunk):
         return []
     if _HEADER_WORDS.intersection(_words(chunk[:opening])):
         return []  # the parenthesis is past the signature (a trigger's body, a routine without parameters)
@@ -649,10 +648,21 @@ _STRINGS = (TokenType.STRING, TokenType.HEREDOC_STRING, TokenType.RAW_STRING)
 def _opens_declarations(chunk: list[Token]) -> bool:
     """Whether ``chunk`` is a routine's header whose declarations follow, up to its BEGIN (PL/SQL's
     ``CREATE PROCEDURE p AS v NUMBER;``, a package's ``PROCEDURE p IS``); not a body written as a string."""
-    words = _words(chunk[:8])
-    routine = words[0] in _MEMBER_ROUTINES or (words[0] == "CREATE" and bool(_ROUTINES.intersection(words[1:6])))
-    strings = (TokenType.STRING, TokenType.HEREDOC_STRING, TokenType.RAW_STRING)
-    return routine and "BEGIN" not in _words(chunk) and not any(t.token_type in strings for t in chunk)
+    return _is_routine_header(chunk) and "BEGIN" not in _words(chunk) and not _holds_string(chunk)
+
+
+def _is_routine_header(chunk: list[Token]) -> bool:
+    """Whether ``chunk`` begins a routine: ``CREATE [OR REPLACE] PROCEDURE|FUNCTION|TRIGGER|PACKAGE ...``, or a
+    package member's ``PROCEDURE|FUNCTION ...``."""
+    words = _words(chunk[:6])
+    return bool(words) and (
+        words[0] in _MEMBER_ROUTINES or (words[0] == "CREATE" and bool(_ROUTINES.intersection(words[1:])))
+    )
+
+
+def _holds_string(chunk: list[Token]) -> bool:
+    """Whether ``chunk`` holds a string: a routine's body written as one (``AS $$ ... $$``)."""
+    return any(token.token_type in _STRINGS for token in chunk)
 
 
 def _record_parse_error(statement: ParsedStatement, error: ParseError, first: Token) -> None:
