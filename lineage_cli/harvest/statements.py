@@ -653,10 +653,12 @@ def _with_more_targets(
     lineage: StatementLineage | None, statement: exp.Expression, targets: list[exp.Table], ctx: Context
 ) -> StatementLineage | None:
     """``lineage`` with a write to each of ``targets`` too, each reading itself as the first target does."""
+    if lineage is None:
+        return None
     for target in targets:
-        more = _self_reading(statement, target, ctx, "")
-        if lineage is not None and more is not None and more.writes[0].target not in lineage.targets:
-            lineage.writes += more.writes
+        write = _self_reading_write(statement, target, ctx)
+        if write.target not in lineage.targets:
+            lineage.writes.append(write)
     return lineage
 
 
@@ -675,9 +677,15 @@ def _self_reading(
     the table that changes when ``target`` is a CTE over it."""
     if target is None:
         return None
+    return StatementLineage(kind, [_self_reading_write(statement, target, ctx, landing)], statement)
+
+
+def _self_reading_write(
+    statement: exp.Expression, target: exp.Table, ctx: Context, landing: exp.Table | None = None
+) -> Write:
     write = _write(statement, target, ctx, query=None, landing=landing)
     write.sources = sorted(set(write.sources) | {write.target})
-    return StatementLineage(kind, [write], statement)
+    return write
 
 
 def _command(statement: exp.Command, ctx: Context) -> StatementLineage | None:
