@@ -1,7 +1,13 @@
-"""Shared fixtures: paths, a harvested fixture store, generated warehouses."""
+"""Shared fixtures: paths, a harvested fixture store, generated warehouses, the shared format checker.
+
+``../shared`` (the warehouse generator and the format checker) sits beside the repository in CI only:
+a test that needs it skips with the reason in a user's clone.  ``.ci/run`` sets ``LINEAGE_STRICT_SKIPS``,
+under which such a test fails instead, so CI cannot pass what it did not check.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,18 +15,42 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO / ".." / "shared"
-GEN_WAREHOUSE = SHARED / "bench" / "gen_warehouse.py"
-CHECK_FORMATS = SHARED / "tools" / "check_formats.py"
+SHARED = REPO.parent / "shared"
 WAREHOUSE = REPO / "fixtures" / "sql" / "warehouse"
+
+
+def skip_for_want_of(what: str) -> None:
+    """Skip the running test because ``what`` is absent, or fail it where CI requires everything to run."""
+    if os.environ.get("LINEAGE_STRICT_SKIPS"):
+        pytest.fail(f"{what} is absent, and LINEAGE_STRICT_SKIPS says every test must run")
+    pytest.skip(f"{what} is absent")
+
+
+def shared_tool(relative: str) -> Path:
+    """A file of ``../shared``, or a skip of the running test when the clone has nothing beside it."""
+    path = SHARED / relative
+    if not path.is_file():
+        skip_for_want_of(f"../shared/{relative} (it ships beside the repository in CI only)")
+    return path
 
 
 def generate_warehouse(out: Path, *args: str) -> Path:
     """Run the shared generator; returns ``out``."""
-    subprocess.run(
-        [sys.executable, str(GEN_WAREHOUSE), *args, "--out", str(out)], check=True, capture_output=True, text=True
-    )
+    generator = shared_tool("bench/gen_warehouse.py")
+    subprocess.run([sys.executable, str(generator), *args, "--out", str(out)], check=True, capture_output=True)
     return out
+
+
+def check_formats(kind: str, path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """Run the shared format checker (``tgf``, ``graphml``, ``dot``, ``openlineage``, ``sarif``, ...) on a file."""
+    checker = shared_tool("tools/check_formats.py")
+    return subprocess.run([sys.executable, str(checker), kind, str(path), *options], capture_output=True, text=True)
+
+
+def assert_valid_format(kind: str, path: Path, *options: str) -> None:
+    """The shared checker accepts ``path`` as ``kind``."""
+    run = check_formats(kind, path, *options)
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,7 @@ from lineage_cli.check.findings import Finding
 from lineage_cli.check.report import escape_data, escape_property, github_command, markdown_summary
 from lineage_cli.check.rules import narrower
 from lineage_cli.cli import cli
-from tests.conftest import REPO
-
-CHECK_FORMATS = Path(__file__).resolve().parents[1] / ".." / "shared" / "tools" / "check_formats.py"
+from tests.conftest import REPO, check_formats
 
 ODS = """\
 CREATE TABLE stg.orders (id INT, amount DECIMAL(18,2), customer VARCHAR(100), ok BOOLEAN);
@@ -206,17 +203,13 @@ def test_without_a_store_only_parse_errors_and_diffs(repo: Path) -> None:
     assert "LIN101" not in outcome.output
 
 
-def formats_check(kind: str, path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(CHECK_FORMATS), kind, str(path)], capture_output=True, text=True)
-
-
 def test_sarif_is_valid_with_stable_rules_and_fingerprints(repo: Path, tmp_path: Path) -> None:
     edit(repo / "sql" / "ods.sql", "(id, amount, customer)\nSELECT o.id, o.amount,", "(id, customer)\nSELECT o.id,")
     (repo / "sql" / "mart.sql").write_text(MART + "\nINSERT INTO mart.x SELECT FROM WHERE;\n")
     outcome = run("--format", "sarif")
     path = tmp_path / "check.sarif"
     path.write_text(outcome.output)
-    checked = formats_check("sarif", path)
+    checked = check_formats("sarif", path)
     assert checked.returncode == 0, checked.stdout
     sarif = json.loads(outcome.output)
     rules = [rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]]
@@ -240,7 +233,7 @@ def test_github_escaping_matches_actions_core(tmp_path: Path) -> None:
     assert escape_property("a:b,c%") == "a%3Ab%2Cc%25" and escape_data("a:b,c%\n") == "a:b,c%25%0A"
     path = tmp_path / "annotations.txt"
     path.write_text(command + "\n")
-    checked = formats_check("github-annotations", path)
+    checked = check_formats("github-annotations", path)
     assert checked.returncode == 0, checked.stdout
 
 
@@ -253,7 +246,7 @@ def test_github_output_of_a_hostile_file_name_is_valid(repo: Path, tmp_path: Pat
     assert "::error file=sql/we%2Cird%3A 100%25.sql,line=1," in outcome.output
     path = tmp_path / "annotations.txt"
     path.write_text(outcome.output)
-    checked = formats_check("github-annotations", path)
+    checked = check_formats("github-annotations", path)
     assert checked.returncode == 0, checked.stdout
     assert summary.read_text().startswith("## lineage check\n\nchecked 1 changed file: 1 error")
 

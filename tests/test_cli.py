@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
-from tests.conftest import CHECK_FORMATS, WAREHOUSE
+from tests.conftest import WAREHOUSE, assert_valid_format
 
 
 @pytest.fixture()
@@ -76,10 +76,7 @@ def test_output_file_format_follows_its_extension_and_validates(runner, suffix, 
     outcome = runner.invoke(cli, ["up", "mart.sales_daily", "-o", str(target)])
     assert outcome.exit_code == 0 and target.stat().st_size > 0
     options = ["--require-labels"] if checker == "graphml" else []
-    check = subprocess.run(
-        [sys.executable, str(CHECK_FORMATS), checker, str(target), *options], capture_output=True, text=True
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_valid_format(checker, target, *options)
 
 
 def test_unknown_name_exits_1_with_suggestions(runner) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,8 @@ from lineage_cli import parse_sql
 from lineage_cli.harvest.harvester import analyze_script
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
 from lineage_cli.harvest.templates import substitute
+from tests.conftest import generate_warehouse
 
-GEN_WAREHOUSE = Path(__file__).resolve().parents[1] / ".." / "shared" / "bench" / "gen_warehouse.py"
 SEMANTICS = Path(__file__).resolve().parents[1] / "docs" / "lineage-semantics.md"
 
 P, Q = "projection", "predicate"
@@ -716,12 +714,7 @@ def _harvest_columns(root: Path, dialect: str) -> tuple[set[tuple[str, str, str]
 
 @pytest.mark.parametrize("dialect", ["hive", "spark", "postgres", "snowflake"])
 def test_generated_warehouse_matches_the_ground_truth_exactly(tmp_path, dialect):
-    out = tmp_path / dialect
-    subprocess.run(
-        [sys.executable, str(GEN_WAREHOUSE), "--tables", "120", "--dialect", dialect, "--out", str(out)],
-        check=True,
-        capture_output=True,
-    )
+    out = generate_warehouse(tmp_path / dialect, "--tables", "120", "--dialect", dialect)
     truth = json.loads((out / "ground_truth_columns.json").read_text())
     projection, predicates, issues = _harvest_columns(out, dialect)
     assert issues == []

@@ -19,9 +19,9 @@ from lineage_cli.emit.tgf import flatten
 from lineage_cli.emit.tree import SEE_ABOVE, tree_text
 from lineage_cli.model import NodeKind
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
+from tests.conftest import assert_valid_format
 
 REPO = Path(__file__).resolve().parents[1]
-CHECK = REPO / ".." / "shared" / "tools" / "check_formats.py"
 G = "{http://graphml.graphdrawing.org/xmlns}"
 Y = "{http://www.yworks.com/xml/graphml}"
 
@@ -98,13 +98,6 @@ results = pytest.mark.parametrize("result", RESULTS.values(), ids=RESULTS.keys()
 
 def edge_set(result: LineageResult) -> set[tuple[str, str, str]]:
     return {(edge.source, edge.target, edge.type) for edge in result.edges}
-
-
-def assert_valid(fmt: str, path: Path, *options: str) -> None:
-    run = subprocess.run(
-        [sys.executable, str(CHECK), fmt, str(path), *options], capture_output=True, text=True, check=False
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def write(tmp_path: Path, result: LineageResult, fmt: str, suffix: str) -> tuple[str, Path]:
@@ -200,7 +193,7 @@ def test_tgf_round_trip(result: LineageResult, tmp_path: Path) -> None:
     assert [(names[s], names[t], label.split(" ")[0]) for s, t, label in edges] == [
         (edge.source, edge.target, edge.type) for edge in result.edges
     ]
-    assert_valid("tgf", path)
+    assert_valid_format("tgf", path)
 
 
 def test_tgf_labels_carry_subtypes_and_stay_on_one_line() -> None:
@@ -238,7 +231,7 @@ def test_graphml_yed_graphics(result: LineageResult, tmp_path: Path) -> None:
         assert line.find(Y + "Arrows").get("target") == "standard"
         label = line.find(Y + "EdgeLabel")
         assert (label.text if label is not None else "") == ", ".join(expected.subtypes)
-    assert_valid("graphml", path, "--require-labels")
+    assert_valid_format("graphml", path, "--require-labels")
 
 
 @results
@@ -295,7 +288,7 @@ def test_dot_round_trip(result: LineageResult, tmp_path: Path) -> None:
     for obj, node in zip(objects, result.nodes, strict=True):
         assert obj["fillcolor"] == style.kind_style(node.kind).fill
         assert (obj.get("penwidth") == "3.0") == (node.name in result.roots)
-    assert_valid("dot", path)
+    assert_valid_format("dot", path)
 
 
 def test_dot_edge_labels_are_subtypes() -> None:

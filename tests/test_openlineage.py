@@ -7,8 +7,6 @@ its facet schemas; export -> import -> export must give the same bytes.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,16 +16,14 @@ from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.model import NodeKind, Subtype
 from lineage_cli.store.writer import write_store
-from tests.conftest import REPO
+from tests.conftest import REPO, assert_valid_format
 from tests.storeview import read_store
 
-CHECK = Path(__file__).resolve().parents[1] / ".." / "shared" / "tools" / "check_formats.py"
 COLUMNS = REPO / "fixtures" / "sql" / "columns"
 
 
 def assert_valid_openlineage(path: Path) -> None:
-    run = subprocess.run([sys.executable, str(CHECK), "openlineage", str(path)], capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert_valid_format("openlineage", path)
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,13 @@
 """sqllineage's own SQL test suite, answered by our engine: a differential check against a peer tool.
 
-The suite (tests/sql of the sqllineage sdist, fetched from PyPI once per cache) runs with its
+The suite (tests/sql of the sqllineage sdist, fetched by ``make test``'s install step through
+``tests/peer/fetch.py`` into ``.cache/peer``) runs with its
 ``helpers.py`` replaced by ``tests/peer/helpers.py``, which answers each case with ``parse_sql`` and
 maps the two tools' naming conventions; ``tests/peer/shim`` stands in for the few sqllineage classes
 the cases import, so sqllineage itself is never installed.  Every case that disagrees is listed
 below with the reason: the test fails when a new case disagrees, and when a listed one stops
-disagreeing (then the list is out of date).  Without network access to PyPI the test is skipped.
+disagreeing (then the list is out of date).  The test never touches the network: without the cached
+sdist it is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import skip_for_want_of
+from tests.peer.fetch import SDIST, VERSION
+
 PEER = Path(__file__).resolve().parent / "peer"
-VERSION = "1.5.9"
-CACHE = Path(os.environ.get("LINEAGE_PEER_CACHE", Path(__file__).resolve().parents[1] / ".pytest_cache" / "peer"))
 
 # Why our answers differ from the suite's expectations, on purpose (docs/lineage-semantics.md) or for want
 # of a parser, and the cases each reason covers ("<file>::<test>" under the suite's tests/sql).
@@ -106,9 +109,10 @@ KNOWN = {
 @pytest.fixture(scope="module")
 def peer_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """sqllineage's tests/sql, with our helpers in place of theirs."""
-    sdist = _fetch_sdist()
+    if not SDIST.is_file():
+        skip_for_want_of(f"{SDIST} (`make test` fetches it with `python -m tests.peer.fetch`)")
     suite = tmp_path_factory.mktemp("peer") / "tests"
-    with tarfile.open(sdist) as archive:
+    with tarfile.open(SDIST) as archive:
         prefix = f"sqllineage-{VERSION}/tests/"
         members = [m for m in archive.getmembers() if m.name.startswith(prefix) and "/core/" not in m.name]
         for member in members:
@@ -117,17 +121,6 @@ def peer_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (suite / "sql" / "table" / "multiple_statements" / "test_split.py").unlink()  # tests their splitter
     shutil.copy(PEER / "helpers.py", suite / "helpers.py")
     return suite
-
-
-def _fetch_sdist() -> Path:
-    sdist = CACHE / f"sqllineage-{VERSION}.tar.gz"
-    if not sdist.is_file():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", f"sqllineage=={VERSION}", "--no-deps", "--no-binary"]
-        fetched = subprocess.run([*command, ":all:", "-d", str(CACHE)], capture_output=True)
-        if fetched.returncode != 0 or not sdist.is_file():
-            pytest.skip(f"sqllineage {VERSION} sdist not available from the package index")
-    return sdist
 
 
 def test_peer_suite_disagrees_only_where_known(peer_suite: Path) -> None:

@@ -20,8 +20,7 @@ from lineage_cli.emit.dot import to_dot
 from lineage_cli.emit.graphml import to_graphml
 from lineage_cli.emit.picture import Group, Picture, Volume
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
-from tests.conftest import REPO
-from tests.test_emit import assert_valid
+from tests.conftest import REPO, assert_valid_format
 
 G = "{http://graphml.graphdrawing.org/xmlns}"
 Y = "{http://www.yworks.com/xml/graphml}"
@@ -78,7 +77,7 @@ def node_chains(graph: ET.Element, outer: tuple[Group, ...] = ()) -> dict[str, t
 
 def test_graphml_groups_nest_their_members(tmp_path: Path) -> None:
     path = graphml_file(tmp_path, GROUPED, PICTURE)
-    assert_valid("graphml", path, "--require-labels")
+    assert_valid_format("graphml", path, "--require-labels")
     root = ET.parse(path).getroot()
     ids = [node.get("id") for node in root.iter(G + "node")]
     assert len(ids) == len(set(ids)) == len(GROUPED.nodes) + 3  # the schema and its two tables
@@ -103,7 +102,7 @@ def test_graphml_without_groups_is_unchanged() -> None:
 def dot_json(tmp_path: Path, text: str) -> dict:
     path = tmp_path / "grouped.dot"
     path.write_text(text, encoding="utf-8")
-    assert_valid("dot", path)
+    assert_valid_format("dot", path)
     run = subprocess.run([DOT, "-Tjson", str(path)], capture_output=True, text=True, check=True)
     assert run.stderr == ""
     return json.loads(run.stdout)
@@ -179,7 +178,7 @@ def invoke(store: Path, *arguments: str) -> str:
 def test_group_by_workflow_puts_statements_in_their_workflows(flow_store: Path, tmp_path: Path) -> None:
     path = tmp_path / "flow.graphml"
     invoke(flow_store, "down", "ods.orders", "--show-transformations", "--group-by", "workflow", "-o", str(path))
-    assert_valid("graphml", path, "--require-labels")
+    assert_valid_format("graphml", path, "--require-labels")
     chains = node_chains(ET.parse(path).getroot().find(G + "graph"))
     assert chains["fixtures/sql/oozie/manifest.yaml:45"] == (("wf_export", "workflow"),)
     assert chains["fixtures/sql/oozie/sql/dwh_sales.sql:7"] == (("wf_sales", "workflow"),)
@@ -189,7 +188,7 @@ def test_group_by_workflow_puts_statements_in_their_workflows(flow_store: Path, 
 def test_group_by_schema_nests_columns_in_tables(flow_store: Path, tmp_path: Path) -> None:
     path = tmp_path / "columns.graphml"
     invoke(flow_store, "down", "ods.orders.order_id", "--group-by", "schema", "-o", str(path))
-    assert_valid("graphml", path, "--require-labels")
+    assert_valid_format("graphml", path, "--require-labels")
     chains = node_chains(ET.parse(path).getroot().find(G + "graph"))
     assert chains["ods.orders.order_id"] == (("ods", "schema"), ("ods.orders", "table"))
     assert chains["dwh.sales_web.order_id"] == (("dwh", "schema"), ("dwh.sales_web", "table"))
@@ -289,7 +288,7 @@ def test_dot_edges_and_legend_from_the_manifest(manifest_store: Path, tmp_path: 
 def test_graphml_edges_and_legend_from_the_manifest(manifest_store: Path, tmp_path: Path) -> None:
     path = tmp_path / "volume.graphml"
     invoke(manifest_store, "down", "dwh.sales_web", "--show-transformations", "-o", str(path))
-    assert_valid("graphml", path, "--require-labels")
+    assert_valid_format("graphml", path, "--require-labels")
     graph = nx.read_graphml(path)
     legend = [data["name"] for data in graph.nodes.values() if data["kind"] == "legend"]
     assert legend[2:] == ["1,200,000 rows", "hourly"]
@@ -328,7 +327,7 @@ WITH_TABLE_PICTURE = Picture(
 
 def test_graphml_table_in_the_answer_is_the_folder_of_its_columns(tmp_path: Path) -> None:
     path = graphml_file(tmp_path, WITH_TABLE, WITH_TABLE_PICTURE)
-    assert_valid("graphml", path, "--require-labels")
+    assert_valid_format("graphml", path, "--require-labels")
     root = ET.parse(path).getroot()
     folder = next(node for node in root.iter(G + "node") if node.get("id") == "n1")
     assert folder.get("yfiles.foldertype") == "group"
