@@ -558,7 +558,8 @@ def stats(store: str, verify: bool) -> None:
     type=click.Choice(("error", "breaking", "change", "never")),
     default="error",
     show_default=True,
-    help="Exit 1 on parse errors, also on breaking changes, also on any lineage change, or never.",
+    help="Exit 1 on errors (parse errors, a removed column or table still read), also on warnings "
+    "(narrowed types), also on any lineage change, or never (warn-only).",
 )
 def check(
     paths: tuple[str, ...],

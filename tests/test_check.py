@@ -72,12 +72,12 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def test_dropping_a_column_read_downstream_is_breaking(repo: Path) -> None:
     edit(repo / "sql" / "ods.sql", "(id, amount, customer)\nSELECT o.id, o.amount,", "(id, customer)\nSELECT o.id,")
-    warn_only = run()
-    assert warn_only.exit_code == 0, warn_only.output  # the default --fail-on error: breaking changes warn
-    outcome = run("--fail-on", "breaking")
+    warn_only = run("--fail-on", "never")
+    assert warn_only.exit_code == 0, warn_only.output
+    outcome = run()  # the default --fail-on error: a column still read downstream breaks its readers
     assert outcome.exit_code == 1
     assert (
-        "sql/ods.sql:3: warning: [LIN101 column-removed] ods.orders.amount is no longer written "
+        "sql/ods.sql:3: error: [LIN101 column-removed] ods.orders.amount is no longer written "
         "but mart.revenue.total read it"
     ) in outcome.output
     assert "- stg.orders.amount -> ods.orders.amount (projection)" in outcome.output
@@ -121,8 +121,9 @@ def test_a_removed_file_reports_its_targets_and_their_readers(repo: Path) -> Non
     git(repo, "rm", "-q", "sql/mart.sql")
     outcome = run("--format", "json")
     findings = json.loads(outcome.output)["findings"]
-    assert outcome.exit_code == 0  # only a warning
+    assert outcome.exit_code == 1  # the default --fail-on error: rpt.top no longer gets its rows
     by_rule = {f["rule_id"]: f for f in findings}
+    assert by_rule["LIN102"]["level"] == "error"
     assert by_rule["LIN102"]["message"] == "mart.revenue is no longer written but rpt.top read it"
     assert by_rule["LIN201"]["message"].startswith("mart.revenue: removed\n- ods.orders -> mart.revenue")
     assert {f["file"] for f in findings} == {"sql/mart.sql"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-# Levels, most severe first; `--fail-on` names a threshold in this order.
+# Levels, most severe first; `--fail-on` names a threshold in this order.  A removed column or table that
+# downstream still reads is an error, as a parse error is: either breaks a consumer when it runs.
 LEVELS = ("error", "warning", "notice")
 FAIL_ON = {"error": "error", "breaking": "warning", "change": "notice", "never": None}
 
@@ -22,8 +23,8 @@ RULES = {
     rule.name: rule
     for rule in (
         Rule("LIN001", "parse-error", "error", "A statement does not parse."),
-        Rule("LIN101", "column-removed", "warning", "A target column is removed or renamed while downstream reads it."),
-        Rule("LIN102", "table-removed", "warning", "A target table is no longer written while downstream reads it."),
+        Rule("LIN101", "column-removed", "error", "A target column is removed or renamed while downstream reads it."),
+        Rule("LIN102", "table-removed", "error", "A target table is no longer written while downstream reads it."),
         Rule("LIN103", "type-narrowed", "warning", "A column's declared type is narrowed."),
         Rule("LIN201", "lineage-changed", "notice", "The lineage of a target changed; lists its downstream impact."),
     )
