@@ -185,6 +185,43 @@ def test_named_paths_and_no_changes(repo: Path) -> None:
     assert named.exit_code == 0 and "checked 1 changed file: 0 errors, 0 warnings, 0 notices" in named.output
 
 
+def shallow_clone(repo: Path, into: Path, *options: str) -> Path:
+    """A clone as actions/checkout makes it by default: one commit deep (file://, or git ignores --depth)."""
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", *options, repo.as_uri(), str(into)], check=True, capture_output=True
+    )
+    return into
+
+
+def test_a_shallow_clone_without_a_base_fails_instead_of_checking_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "sql" / "mart.sql").write_text(MART + "\nINSERT INTO mart.x SELECT FROM WHERE;\n")
+    git(repo, "commit", "-q", "-am", "a parse error on main")
+    monkeypatch.chdir(shallow_clone(repo, tmp_path / "ci"))
+    outcome = run()
+    assert outcome.exit_code == 2, outcome.output  # it used to say "checked 0 changed files" and pass
+    assert (
+        "error: no base to compare with: tried origin/HEAD (HEAD itself), main (HEAD itself), "
+        "master (no such revision); this shallow clone lacks the history before HEAD"
+    ) in outcome.output
+    assert "`fetch-depth: 0` in actions/checkout" in outcome.output and "pass --base REV" in outcome.output
+    assert run("--base", "main").exit_code == 2
+    assert run("sql/mart.sql").exit_code == 1  # named files are still checked, against HEAD's version
+
+
+def test_a_shallow_branch_with_no_history_in_common_with_its_base_fails(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "sql" / "mart.sql").write_text(MART + "\nINSERT INTO mart.x SELECT FROM WHERE;\n")
+    git(repo, "commit", "-q", "-am", "a parse error on the branch")
+    monkeypatch.chdir(shallow_clone(repo, tmp_path / "ci", "--no-single-branch", "--branch", "feature"))
+    outcome = run("--base", "origin/main")
+    assert outcome.exit_code == 2, outcome.output
+    assert "error: --base origin/main (no history in common with HEAD); this shallow clone" in outcome.output
+
+
 def test_usage_errors_exit_2(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert run("--base", "no-such-ref").exit_code == 2
     assert run("--dialect", "klingon").exit_code == 2

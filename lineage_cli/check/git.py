@@ -42,24 +42,47 @@ def repo_root(start: Path) -> Path:
         ) from error
 
 
-def resolve_base(root: Path, base: str | None) -> str:
+def resolve_base(root: Path, base: str | None, *, for_diff: bool = False) -> str:
     """The commit to compare with: the merge base of HEAD with ``base``, else with the default branch.
 
     A merge base, as ``git diff REF...``: a branch behind its base must not show the base's newer
-    commits as changes of its own.
+    commits as changes of its own.  With ``for_diff`` (the files to check are what differs from the
+    base), a shallow clone's merge base that is HEAD itself is no base: the commits that made HEAD
+    were not fetched, and an empty diff would pass what was never checked.
     """
-    if base is not None:
-        try:
-            _git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
-        except GitError as error:
-            raise GitError(f"--base {base}: no such revision") from error
-        return _git(root, "merge-base", base, "HEAD").strip()
-    for branch in DEFAULT_BRANCHES:
-        try:
-            return _git(root, "merge-base", branch, "HEAD").strip()
-        except GitError:
-            continue
-    raise GitError(f"no default branch to compare with (tried {', '.join(DEFAULT_BRANCHES)}); pass --base REF")
+    shallow = _git(root, "rev-parse", "--is-shallow-repository").strip() == "true"
+    head = _git(root, "rev-parse", "HEAD").strip() if for_diff and shallow else None
+    tried = []
+    for ref in (base,) if base is not None else DEFAULT_BRANCHES:
+        commit, why = _merge_base(root, ref)
+        if commit is not None and commit == head:
+            commit, why = None, "HEAD itself"
+        if commit is not None:
+            return commit
+        tried.append(f"{ref} ({why})")
+    raise GitError(_no_base_message(base, tried, shallow))
+
+
+def _merge_base(root: Path, ref: str) -> tuple[str | None, str]:
+    """The merge base of HEAD and ``ref``, or None and why there is none."""
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitError:
+        return None, "no such revision"
+    try:
+        return _git(root, "merge-base", ref, "HEAD").strip(), ""
+    except GitError:
+        return None, "no history in common with HEAD"
+
+
+def _no_base_message(base: str | None, tried: list[str], shallow: bool) -> str:
+    asked = f"--base {tried[0]}" if base is not None else f"no base to compare with: tried {', '.join(tried)}"
+    if shallow:
+        return (
+            f"{asked}; this shallow clone lacks the history before HEAD: fetch it (`fetch-depth: 0` in "
+            "actions/checkout, or `git fetch --unshallow`), or pass --base REV of a fetched commit"
+        )
+    return asked if base is not None else f"{asked}; pass --base REF"
 
 
 def changed_sql(root: Path, base: str) -> list[ChangedFile]:

@@ -54,7 +54,7 @@ def check(
 def _changed_files(base: str | None) -> list[Target]:
     try:
         root = git.repo_root(Path.cwd())
-        commit = git.resolve_base(root, base)
+        commit = git.resolve_base(root, base, for_diff=True)
         changed = git.changed_sql(root, commit)
         return [_target(root, commit, c.path, c.status != "removed") for c in changed]
     except git.GitError as error:
