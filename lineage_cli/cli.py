@@ -542,6 +542,11 @@ def stats(store: str, verify: bool) -> None:
     metavar="REF",
     help="Compare with the merge base of HEAD and REF [default REF: origin/HEAD, main or master].",
 )
+@click.option(
+    "--staged",
+    is_flag=True,
+    help="Check the staged change as a whole (the index against HEAD, deletions included), not PATHS: for pre-commit.",
+)
 @store_option
 @click.option("--dialect", help="sqlglot dialect of the SQL (a file's `-- dialect: NAME` line wins).")
 @click.option("--schema", "schema_file", type=EXISTING_FILE, help="Tables' columns (YAML/JSON).")
@@ -564,6 +569,7 @@ def stats(store: str, verify: bool) -> None:
 def check(
     paths: tuple[str, ...],
     base: str | None,
+    staged: bool,
     store: str,
     dialect: str | None,
     schema_file: str | None,
@@ -574,15 +580,17 @@ def check(
 
     Without PATHS, checks the .sql files added, changed or removed since the base revision;
     each is analysed as it is now and as it was at the base, against the stored warehouse.
+    With --staged, the staged change against HEAD, deletions included (the pre-commit hook).
 
     \b
     Example:
       lineage check --base origin/main --fail-on breaking
       lineage check etl/orders.sql --format github
+      lineage check --staged
     """
     from lineage_cli.check.run import run_check
 
-    sys.exit(run_check(list(paths), base, store, dialect, schema_file, fmt, fail_on))
+    sys.exit(run_check(list(paths), base, store, dialect, schema_file, fmt, fail_on, staged))
 
 
 def main() -> None:

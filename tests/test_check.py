@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from lineage_cli.check.findings import Finding
@@ -176,6 +177,60 @@ def test_a_branch_behind_its_base_is_compared_with_the_merge_base(repo: Path) ->
     git(repo, "checkout", "-q", "feature")
     outcome = run("--base", "main", "--format", "json")
     assert json.loads(outcome.output) == {"findings": [], "files": 1}  # rpt.sql only; later.sql is main's
+
+
+def test_staged_sees_the_deletion_of_a_tables_only_writer(repo: Path) -> None:
+    git(repo, "rm", "-q", "sql/mart.sql")  # pre-commit would name no file at all: the deleted one does not exist
+    outcome = run("--staged")
+    assert outcome.exit_code == 1, outcome.output
+    assert "sql/mart.sql:1: error: [LIN102 table-removed] mart.revenue is no longer written but rpt.top read it" in (
+        outcome.output
+    )
+    assert "checked 1 changed file" in outcome.output
+
+
+def test_staged_checks_the_index_not_the_working_tree(repo: Path) -> None:
+    ods = repo / "sql" / "ods.sql"
+    edit(ods, "(id, amount, customer)\nSELECT o.id, o.amount,", "(id, customer)\nSELECT o.id,")
+    (repo / "sql" / "untracked.sql").write_text("INSERT INTO mart.x SELECT FROM WHERE;\n")
+    unstaged = run("--staged")
+    assert unstaged.exit_code == 0 and "checked 0 changed files" in unstaged.output, unstaged.output
+    git(repo, "add", "sql/ods.sql")
+    ods.write_text(ods.read_text() + "\nSELECT FROM WHERE;\n")  # a later, unstaged edit: not in the commit
+    staged = run("--staged", "--format", "json")
+    assert [f["rule_id"] for f in json.loads(staged.output)["findings"]] == ["LIN101", "LIN201"], staged.output
+    assert staged.exit_code == 1
+
+
+def test_staged_in_a_repository_without_commits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(tmp_path, "init", "-q")
+    (tmp_path / "first.sql").write_text("INSERT INTO a.b SELECT x FROM c.d;\n")
+    git(tmp_path, "add", "first.sql")
+    monkeypatch.chdir(tmp_path)
+    outcome = run("--staged", "--store", "none.lin")
+    assert outcome.exit_code == 0 and "first.sql:1: notice: [LIN201 lineage-changed] a.b: added" in outcome.output
+
+
+def test_staged_takes_no_base(repo: Path) -> None:
+    outcome = run("--staged", "--base", "main")
+    assert outcome.exit_code == 2 and "--staged compares the index with HEAD; it takes no --base" in outcome.output
+
+
+def test_the_pre_commit_hook_checks_the_staged_change_as_a_whole() -> None:
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["entry"] == "lineage check --staged"
+    # pre-commit's file names leave out deletions, and a commit that only deletes SQL names none at all.
+    assert hook["pass_filenames"] is False and hook["always_run"] is True and "files" not in hook
+    assert hook["require_serial"] is True  # one store, one index: no parallel batches
+
+
+def test_sql_that_is_not_utf8_in_git_is_read_with_replacement(repo: Path) -> None:
+    (repo / "sql" / "rpt.sql").write_bytes(RPT.encode() + b"-- caf\xe9\n")
+    git(repo, "commit", "-q", "-am", "a Latin-1 comment")
+    (repo / "sql" / "rpt.sql").write_text(RPT.replace("total > 100", "total > 1000"))
+    outcome = run("sql/rpt.sql")
+    assert outcome.exit_code == 0, outcome.output
+    assert run("--base", "HEAD").exit_code == 0 and run("--staged").exit_code == 0
 
 
 def test_named_paths_and_no_changes(repo: Path) -> None:

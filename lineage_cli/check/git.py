@@ -1,4 +1,4 @@
-"""What changed: the ``.sql`` files that differ between a base revision and the working tree.
+"""What changed: the ``.sql`` files that differ between a base revision and the working tree (or the index).
 
 Plain ``git`` through subprocess: the gate runs where the repository is checked out, and git's own
 rules (ignores, renames shown as delete + add) are the ones reviewers see.
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_BRANCHES = ("origin/HEAD", "main", "master")
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # what the first commit's staged files are compared with
 
 
 class GitError(RuntimeError):
@@ -25,7 +26,10 @@ class ChangedFile:
 
 def _git(root: Path, *args: str) -> str:
     try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+        # SQL in git is read as the working tree's is: UTF-8, an undecodable byte replaced, never an exception.
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, encoding="utf-8", errors="replace", check=False
+        )
     except FileNotFoundError as error:
         raise GitError("git is not installed") from error
     if done.returncode != 0:
@@ -85,14 +89,25 @@ def _no_base_message(base: str | None, tried: list[str], shallow: bool) -> str:
     return asked if base is not None else f"{asked}; pass --base REF"
 
 
-def changed_sql(root: Path, base: str) -> list[ChangedFile]:
-    """``.sql`` files added, modified or removed between ``base`` and the working tree, untracked included."""
+def head_or_empty_tree(root: Path) -> str:
+    """HEAD, or the empty tree before the first commit: what the staged change is compared with."""
+    try:
+        return _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
+    except GitError:
+        return EMPTY_TREE
+
+
+def changed_sql(root: Path, base: str, *, staged: bool = False) -> list[ChangedFile]:
+    """``.sql`` files added, modified or removed between ``base`` and the working tree, untracked included;
+    with ``staged``, between ``base`` and the index (what the next commit holds), deletions included."""
     statuses = {"A": "added", "M": "modified", "D": "removed", "T": "modified"}
-    fields = _git(root, "diff", "--name-status", "--no-renames", "-z", base, "--").split("\0")
+    against = ("--cached",) if staged else ()
+    fields = _git(root, "diff", "--name-status", "--no-renames", "-z", *against, base, "--").split("\0")
     changed = {
         path: statuses[code[0]] for code, path in zip(fields[::2], fields[1::2], strict=False) if code[:1] in statuses
     }
-    for path in _git(root, "ls-files", "--others", "--exclude-standard", "-z").split("\0"):
+    untracked = () if staged else _git(root, "ls-files", "--others", "--exclude-standard", "-z").split("\0")
+    for path in untracked:
         if path:
             changed.setdefault(path, "added")
     return [ChangedFile(path, status) for path, status in sorted(changed.items()) if path.lower().endswith(".sql")]
@@ -100,7 +115,16 @@ def changed_sql(root: Path, base: str) -> list[ChangedFile]:
 
 def show(root: Path, base: str, path: str) -> str | None:
     """The text of ``path`` at ``base``, or None when it did not exist there."""
+    return _show(root, f"{base}:{path}")
+
+
+def show_staged(root: Path, path: str) -> str | None:
+    """The text of ``path`` in the index, or None when it is not staged."""
+    return _show(root, f":{path}")
+
+
+def _show(root: Path, spec: str) -> str | None:
     try:
-        return _git(root, "show", f"{base}:{path}")
+        return _git(root, "show", spec)
     except GitError:
         return None

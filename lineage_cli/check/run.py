@@ -39,9 +39,15 @@ class Target:
 
 
 def check(
-    paths: list[str], base: str | None, store: Store | None, dialect: str | None, catalog: SchemaCatalog
+    paths: list[str],
+    base: str | None,
+    store: Store | None,
+    dialect: str | None,
+    catalog: SchemaCatalog,
+    *,
+    staged: bool = False,
 ) -> CheckResult:
-    files = _named_files(paths, base) if paths else _changed_files(base)
+    files = _staged_files() if staged else _named_files(paths, base) if paths else _changed_files(base)
     result = CheckResult(files=len(files))
     for target in files:
         before = analyse(target.base, target.path, dialect, catalog)
@@ -57,6 +63,18 @@ def _changed_files(base: str | None) -> list[Target]:
         commit = git.resolve_base(root, base, for_diff=True)
         changed = git.changed_sql(root, commit)
         return [_target(root, commit, c.path, c.status != "removed") for c in changed]
+    except git.GitError as error:
+        raise CheckError(str(error)) from error
+
+
+def _staged_files() -> list[Target]:
+    """The staged change as a whole, the index against HEAD: deletions included, which a pre-commit hook is
+    never told of (it names only the files that exist), and the staged text, not the working tree's."""
+    try:
+        root = git.repo_root(Path.cwd())
+        head = git.head_or_empty_tree(root)
+        changed = git.changed_sql(root, head, staged=True)
+        return [Target(c.path, git.show_staged(root, c.path), git.show(root, head, c.path)) for c in changed]
     except git.GitError as error:
         raise CheckError(str(error)) from error
 
@@ -112,15 +130,21 @@ def run_check(
     schema_file: str | None,
     fmt: str,
     fail_on: str,
+    staged: bool = False,
 ) -> int:
-    """The command: print the findings in ``fmt``, return the exit status (0 clean, 1 failing, 2 usage)."""
+    """The command: print the findings in ``fmt``, return the exit status (0 clean, 1 failing, 2 usage).
+
+    With ``staged`` the named ``paths`` are ignored: a pre-commit hook's file names leave out deletions.
+    """
     quiet_sqlglot()  # sqlglot's own warnings about unsupported statements are not findings
     try:
+        if staged and base is not None:
+            raise CheckError("--staged compares the index with HEAD; it takes no --base")
         if dialect:
             load_profile(dialect)
         catalog = SchemaCatalog.from_file(schema_file) if schema_file else SchemaCatalog()
         store = _open_store(store_path)
-        result = check(paths, base, store, dialect, catalog)
+        result = check(paths, base, store, dialect, catalog, staged=staged)
     except (CheckError, ProfileError, SchemaError, StoreError, OSError) as error:
         click.echo(f"error: {error}", err=True)
         return 2
