@@ -155,6 +155,23 @@ def test_a_narrowed_column_type_is_reported(repo: Path) -> None:
     )
 
 
+def test_a_narrowed_type_is_reported_at_its_own_tables_statement(repo: Path) -> None:
+    # Two tables named orders in one file, the second one's header split over lines: a search of the text
+    # for "create ... table ... orders" found stg.orders' line 1.
+    ddl = (
+        "CREATE TABLE stg.orders (id INT, note VARCHAR(100));\n\n"
+        "CREATE TABLE\n  ods.orders (id INT, note VARCHAR({}));\n"
+    )
+    (repo / "sql" / "ddl.sql").write_text(ddl.format(100))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "ddl")
+    (repo / "sql" / "ddl.sql").write_text(ddl.format(20))
+    outcome = run("--fail-on", "breaking")
+    assert "sql/ddl.sql:3: warning: [LIN103 type-narrowed] ods.orders.note: VARCHAR(100) -> VARCHAR(20)" in (
+        outcome.output
+    ), outcome.output
+
+
 def test_a_table_still_written_by_another_file_is_not_removed(repo: Path) -> None:
     (repo / "sql" / "backfill.sql").write_text("INSERT INTO mart.revenue (customer, total) SELECT 'x', 0;\n")
     git(repo, "add", ".")

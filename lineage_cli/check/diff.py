@@ -6,7 +6,6 @@ the file, or reformatting it, changes nothing; only edges and column sets are co
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from lineage_cli.harvest.harvester import analyze_script
@@ -29,7 +28,7 @@ class FileLineage:
     targets: dict[str, TargetLineage] = field(default_factory=dict)
     errors: list[Issue] = field(default_factory=list)
     types: dict[str, dict[str, str | None]] = field(default_factory=dict)  # DDL: table -> column -> type
-    ddl_lines: dict[str, int] = field(default_factory=dict)  # table -> line of its CREATE TABLE, when found
+    ddl_lines: dict[str, int] = field(default_factory=dict)  # table -> line of the statement declaring it
 
 
 @dataclass(frozen=True)
@@ -63,16 +62,10 @@ def analyse(sql: str | None, file: str, dialect: str | None, catalog: SchemaCata
             _add_column_edge(result.targets, edge.source, edge.target, edge.kind, edge.subtype, statement)
     learned = own.learned_since(catalog)
     result.types = {table: dict(learned.types(table) or {}) for table in learned.tables()}
-    result.ddl_lines = {table: _ddl_line(sql, table) for table in result.types}
+    # Where each table was declared: its statement's first token, as the parser placed it (not a search of the
+    # text for its name, which finds stg.orders' line for ods.orders); lower-cased as the catalog keys names.
+    result.ddl_lines = {table.lower(): line for table, line in script.declared.items()}
     return result
-
-
-def _ddl_line(sql: str, table: str) -> int:
-    """The line of ``CREATE ... TABLE ... <table>``: the catalog keeps no lines, so search the text
-    (best effort: a header split over lines, or a name only in a `USE`d schema, falls back to line 1)."""
-    name = re.escape(table.rsplit(".", 1)[-1])
-    header = re.compile(rf"\bcreate\b.*\btable\b.*\b{name}\b", re.IGNORECASE)
-    return next((number for number, line in enumerate(sql.splitlines(), 1) if header.search(line)), 1)
 
 
 def _target(targets: dict[str, TargetLineage], name: str, line: int) -> TargetLineage:

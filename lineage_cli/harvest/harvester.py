@@ -62,6 +62,8 @@ class ScriptAnalysis:
     issues: list[Issue] = field(default_factory=list)
     statements: int = 0
     defaults: dict[str, str] = field(default_factory=dict)  # parameterized dataset -> the real one it defaults to
+    # table -> line of the first statement that taught the catalog its columns (its CREATE TABLE, mostly)
+    declared: dict[str, int] = field(default_factory=dict)
 
 
 def analyze_script(
@@ -297,7 +299,8 @@ def _analyze_columns(
         if lineage is not None:
             lineage.columns, warnings = column_lineage(lineage, ctx, catalog)
             script.issues.extend(Issue(file, line, message, level="warning") for message in warnings)
-        observe(catalog, expression, lineage, ctx)
+        for table in observe(catalog, expression, lineage, ctx):
+            script.declared.setdefault(table, line)
     except Exception as error:  # noqa: BLE001 - as above
         script.issues.append(Issue(file, line, f"cannot analyse columns: {type(error).__name__}: {error}"))
 

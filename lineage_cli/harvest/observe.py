@@ -18,59 +18,71 @@ _OUTPUT_TYPES = ("ctas", "view", "alter_view", "select_into", "clone", "cache")
 _TYPE_NAMES: dict[tuple[str, object, tuple[str, ...]], str] = {}
 
 
-def observe(catalog: SchemaCatalog, expression: exp.Expression, lineage: StatementLineage | None, ctx: Context) -> None:
-    """Teach ``catalog`` one analysed statement: ``CREATE TABLE`` DDL, or the outputs of a CTAS/view/SELECT INTO."""
+def observe(
+    catalog: SchemaCatalog, expression: exp.Expression, lineage: StatementLineage | None, ctx: Context
+) -> list[str]:
+    """Teach ``catalog`` one analysed statement: ``CREATE TABLE`` DDL, or the outputs of a CTAS/view/SELECT INTO.
+    Returns the tables it taught, so the statement's line can be told for each (``lineage check`` reports there)."""
     if isinstance(expression, exp.Create) and lineage is None:
-        _observe_ddl(catalog, expression, ctx)
-    elif isinstance(expression, exp.Alter) and lineage is None:
-        _observe_added_columns(catalog, expression, ctx)
-    elif lineage is not None and lineage.type in _OUTPUT_TYPES:
+        return _observe_ddl(catalog, expression, ctx)
+    if isinstance(expression, exp.Alter) and lineage is None:
+        return _observe_added_columns(catalog, expression, ctx)
+    taught = []
+    if lineage is not None and lineage.type in _OUTPUT_TYPES:
         for write in lineage.writes:
             names = output_columns(write, ctx, catalog)
             if names is not None:
                 catalog.add(write.target, names, OBSERVED)
+                taught.append(write.target)
+    return taught
 
 
-def _observe_ddl(catalog: SchemaCatalog, create: exp.Create, ctx: Context) -> None:
+def _observe_ddl(catalog: SchemaCatalog, create: exp.Create, ctx: Context) -> list[str]:
     schema = create.this
     if (create.kind or "").upper() != "TABLE":
-        return
+        return []
     like = create.find(exp.LikeProperty)
     if isinstance(schema, exp.Table) and like is not None and isinstance(like.this, exp.Table):
         template = ctx.table_name(like.this)  # CREATE TABLE t LIKE s: t has s's columns
         known = catalog.types(template)
-        if known is not None:
-            catalog.add(ctx.table_name(schema), known, DDL, partitions=catalog.partition_columns(template))
-        return
+        if known is None:
+            return []
+        table = ctx.table_name(schema)
+        catalog.add(table, known, DDL, partitions=catalog.partition_columns(template))
+        return [table]
     table = schema.this if isinstance(schema, exp.Schema) else None
     if not isinstance(table, exp.Table):
-        return
+        return []
     columns = _column_defs(schema, ctx)
     partitions: Columns = {}
     for prop in create.find_all(exp.PartitionedByProperty):
         if isinstance(prop.this, exp.Schema):
             partitions.update(_column_defs(prop.this, ctx))
-    if columns or partitions:
-        # Hive lists partition columns apart from the others; a SELECT feeds them last.
-        catalog.add(ctx.table_name(table), {**columns, **partitions}, DDL, partitions=partitions)
+    if not columns and not partitions:
+        return []
+    # Hive lists partition columns apart from the others; a SELECT feeds them last.
+    name = ctx.table_name(table)
+    catalog.add(name, {**columns, **partitions}, DDL, partitions=partitions)
+    return [name]
 
 
-def _observe_added_columns(catalog: SchemaCatalog, alter: exp.Alter, ctx: Context) -> None:
+def _observe_added_columns(catalog: SchemaCatalog, alter: exp.Alter, ctx: Context) -> list[str]:
     """``ALTER TABLE t ADD [COLUMN] c INT`` (Hive: ``ADD COLUMNS (c STRING, ...)``) on a table of known columns:
     the new ones follow the others, before Hive's partition columns."""
     if (alter.args.get("kind") or "").upper() != "TABLE" or not isinstance(alter.this, exp.Table):
-        return
+        return []
     added: Columns = {}
     for action in alter.args.get("actions") or ():
         added.update(_column_defs(action if isinstance(action, exp.Schema) else exp.Schema(expressions=[action]), ctx))
     table = ctx.table_name(alter.this)
     known = catalog.types(table) if added else None
     if known is None:
-        return  # (a table whose other columns are unknown stays unknown: a star over it is not these alone)
+        return []  # (a table whose other columns are unknown stays unknown: a star over it is not these alone)
     partitions = catalog.partition_columns(table)
     kept = {name: kind for name, kind in known.items() if name not in partitions}
     tail = {name: known[name] for name in partitions if name in known}
     catalog.add(table, {**kept, **added, **tail}, DDL, partitions=partitions)
+    return [table]
 
 
 def _column_defs(schema: exp.Schema, ctx: Context) -> Columns:
