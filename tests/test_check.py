@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from markdown_it import MarkdownIt
 
 from lineage_cli.check.findings import Finding
 from lineage_cli.check.report import escape_data, escape_property, github_command, markdown_summary
@@ -364,6 +366,40 @@ def test_github_output_of_a_hostile_file_name_is_valid(repo: Path, tmp_path: Pat
 def test_markdown_summary_keeps_table_cells_intact() -> None:
     item = Finding("a|b.sql", 1, None, "LIN201", "notice", "x | y\nz", "lineage-changed")
     assert "| notice | `a\\|b.sql:1` | LIN201 lineage-changed | x \\| y<br>z |" in markdown_summary([item], 1)
+
+
+def test_markdown_summary_shows_names_as_written() -> None:
+    message = "<i>t</i> is *no* longer [written](x) ~~a~~ &amp; $x$ \\ | y\r\nnext_line_"
+    item = Finding("sql/<i>`odd`|x.sql", 7, None, "LIN102", "error", message, "table-removed")
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown_summary([item], 1))
+    assert re.findall(r"<td>(.*?)</td>", html.split("<tbody>")[1]) == [
+        "error",
+        "<code>sql/&lt;i&gt;`odd`|x.sql:7</code>",
+        "LIN102 table-removed",
+        "&lt;i&gt;t&lt;/i&gt; is *no* longer [written](x) ~~a~~ &amp;amp; $x$ \\ | y<br>next_line_",
+    ]
+    assert "\\$x\\$" in markdown_summary([item], 1)  # GitHub renders $...$ as math
+
+
+def test_github_annotations_of_names_holding_escape_characters(tmp_path: Path) -> None:
+    names = ["a%0Ab.sql", "c%25d.sql", "line\nbreak.sql", "cr\rlf.sql", "x::y.sql", "p,q:r.sql"]
+    items = [Finding(name, 1, 2, "LIN001", "error", f"{name} %0D: a,b::c", "parse-error") for name in names]
+    commands = [github_command(item) for item in items]
+    assert all("\n" not in command and "\r" not in command for command in commands)
+    files = [command.split(",", 1)[0] for command in commands]
+    assert files == [
+        "::error file=a%250Ab.sql",  # a literal "%0A" must not turn into a line break
+        "::error file=c%2525d.sql",
+        "::error file=line%0Abreak.sql",
+        "::error file=cr%0Dlf.sql",
+        "::error file=x%3A%3Ay.sql",
+        "::error file=p%2Cq%3Ar.sql",
+    ]
+    assert commands[0].endswith("::a%250Ab.sql %250D: a,b::c")  # the message escapes only %, CR and LF
+    path = tmp_path / "annotations.txt"
+    path.write_text("".join(command + "\n" for command in commands))
+    checked = check_formats("github-annotations", path)
+    assert checked.returncode == 0, checked.stdout
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from collections import Counter
 from urllib.parse import quote
 
@@ -74,17 +75,37 @@ def github_command(item: Finding) -> str:
 
 
 def markdown_summary(findings: list[Finding], files: int) -> str:
-    """The step summary: a headline and one table row per finding."""
+    """The step summary: a headline and one table row per finding; file names and messages are the user's
+    text, shown as written (a table named ``<i>`` must not turn the rest of the row italic)."""
     rows = [
-        f"| {item.level} | `{_cell(item.file)}:{item.line}` | {item.rule_id} {item.title} | {_cell(item.message)} |"
+        f"| {item.level} | {_code(f'{item.file}:{item.line}')} | {item.rule_id} {item.title} | {_cell(item.message)} |"
         for item in findings
     ]
     table = ["| level | where | rule | message |", "| --- | --- | --- | --- |", *rows] if rows else []
     return "\n".join(["## lineage check", "", summary_line(findings, files), "", *table]) + "\n"
 
 
+# What starts inline Markdown or HTML in a table cell: escapes, code, emphasis, strikethrough, links and
+# images, raw HTML and autolinks, entities, math, and the cell separator. A backslash makes each literal.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]<>&$|])")
+
+
 def _cell(value: str) -> str:
-    return value.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    """Literal text in a table cell: Markdown's special characters escaped, line breaks as ``<br>``."""
+    return "<br>".join(_MARKDOWN_SPECIAL.sub(r"\\\1", line) for line in _lines(value))
+
+
+def _code(value: str) -> str:
+    """A code span of ``value`` in a table cell: fenced by more backticks than it holds in a row, so its
+    own backticks stay inside; a line break cannot be in a row, and a code span shows it as a space anyway."""
+    text = " ".join(_lines(value)).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    padding = " " if {text[:1], text[-1:]} & {"`", " "} else ""  # a code span strips one space from each end
+    return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def _lines(value: str) -> list[str]:
+    return value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def sarif(findings: list[Finding]) -> dict:
