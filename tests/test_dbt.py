@@ -136,3 +136,82 @@ def test_a_plain_harvest_of_a_dbt_project_points_at_dbt(tmp_path) -> None:
     outcome = CliRunner().invoke(cli, arguments)
     assert outcome.exit_code == 0, outcome.output
     assert f"note: {DBT} is a dbt project: `lineage harvest --dbt {DBT}`" in " ".join(outcome.stderr.split())
+
+
+STG_ORDERS = "model.shop.stg_orders"
+
+
+def _shop_with(tmp_path, manifest_change=None, catalog_change=None):
+    """A copy of the fixture project whose manifest (and catalog) JSON went through the changes, indented."""
+    project = tmp_path / "shop"
+    shutil.copytree(DBT, project)
+    for name, change in (("manifest.json", manifest_change), ("catalog.json", catalog_change)):
+        path = project / "target" / name
+        document = json.loads(path.read_text())
+        if change is not None:
+            change(document)
+        path.write_text(json.dumps(document, indent=2))
+    return project
+
+
+def _line_of(path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"compiled_code": 5}, "compiled_code must be a string, got a number"),
+        ({"language": None}, "language must be a string, got null"),
+        ({"resource_type": ["model"]}, "resource_type must be a string, got a list"),
+        ({"depends_on": "source.shop.shop.orders"}, "depends_on must be an object, got a string"),
+        (
+            {"depends_on": {"nodes": [["source.shop.shop.orders"]]}},
+            "each item of depends_on.nodes must be a string, got a list",
+        ),
+        ({"config": {"materialized": True}}, "config.materialized must be a string, got a boolean"),
+        ({"sources": ["shop.orders"]}, "each item of sources must be a list, got a string"),
+    ],
+)
+def test_a_node_with_a_field_of_the_wrong_type_is_an_error_naming_it(tmp_path, change, problem) -> None:
+    project = _shop_with(tmp_path, lambda manifest: manifest["nodes"][STG_ORDERS].update(change))
+    loaded = load_dbt(project)
+    manifest = project / "target" / "manifest.json"
+    assert [(i.file, i.line, i.message) for i in loaded.issues] == [
+        (str(manifest), _line_of(manifest, f'"{STG_ORDERS}": {{'), f"dbt node {STG_ORDERS}: {problem}; skipped")
+    ]
+    assert [m.relation.rsplit(".", 1)[-1] for m in loaded.models] == [
+        "customer_segments", "fct_customer_orders", "rpt_big_spenders", "stg_customers",
+    ]  # fmt: skip
+    result = harvest(dbt=loaded)
+    assert [i for i in result.issues if i.level == "error"] == loaded.issues
+
+
+def test_nodes_that_are_not_an_object_are_an_error_and_the_sources_are_harvested(tmp_path) -> None:
+    project = _shop_with(tmp_path, lambda manifest: manifest.update(nodes=list(manifest["nodes"].values())))
+    store = tmp_path / "graph.lin"
+    outcome = CliRunner().invoke(cli, ["harvest", "--dbt", str(project), "--store", str(store), "--no-cache"])
+    assert outcome.exit_code == 0, outcome.output
+    manifest = project / "target" / "manifest.json"
+    line = _line_of(manifest, '"nodes": [')
+    assert outcome.stderr.splitlines() == [
+        f"{manifest}:{line}: error: nodes must be an object by unique_id, got a list; skipped"
+    ]
+    assert {"warehouse.raw.customers table", "warehouse.raw.orders table"} <= set(read_store(store).datasets())
+
+
+def test_a_catalog_entry_with_columns_of_the_wrong_type_is_an_error_naming_it(tmp_path) -> None:
+    seed = "seed.shop.country_codes"
+    project = _shop_with(tmp_path, catalog_change=lambda catalog: catalog["nodes"][seed].update(columns="code"))
+    loaded = load_dbt(project)
+    catalog = project / "target" / "catalog.json"
+    assert [(i.file, i.line, i.message) for i in loaded.issues] == [
+        (
+            str(catalog),
+            _line_of(catalog, f'"{seed}": {{'),
+            f"catalog node {seed}: columns must be an object, got a string; its columns are not used",
+        )
+    ]
+    assert loaded.catalog is not None and "warehouse.analytics.country_codes" not in loaded.catalog.tables()
+    assert "warehouse.raw.orders" in loaded.catalog.tables()
+    assert len(loaded.models) == 5

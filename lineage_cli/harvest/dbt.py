@@ -10,12 +10,14 @@ dataset nodes.  Names are the relations' names (``database.schema.identifier``),
 ``relation_name`` and folded by the adapter's dialect profile, so they match the names the compiled
 SQL of other models uses.  A model's ``depends_on`` is its declared lineage: compared with the parsed
 lineage, and used alone for a model without SQL (a Python model).  ``catalog.json`` gives the
-columns of every relation it lists.
+columns of every relation it lists.  A node (or catalog entry) with a field of the wrong JSON type is an
+error at its line, naming it, and is skipped; the other nodes are harvested.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,7 @@ from lineage_cli.harvest.dbt_files import project_manifest
 from lineage_cli.harvest.files import display_path
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.statements import Context
+from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, ProfileError, load_profile
 
 # dbt adapter -> sqlglot dialect (the adapter's own name when sqlglot knows it).
@@ -41,6 +44,21 @@ ADAPTER_DIALECTS = {
 }
 _DATASETS = ("model", "seed", "snapshot")
 _VIEWS = ("view", "materialized_view")
+# What this module reads of a node: dotted field -> the JSON type it must have when it is not null.
+_NODE_FIELDS: dict[str, type] = {
+    **dict.fromkeys(("name", "alias", "identifier", "database", "schema", "relation_name", "source_name"), str),
+    **dict.fromkeys(("original_file_path", "path", "compiled_code", "compiled_sql", "raw_code", "raw_sql"), str),
+    "config": dict,
+    "config.materialized": str,
+    "depends_on": dict,
+    "depends_on.nodes": list,
+    "refs": list,
+    "sources": list,
+}
+_NODE_ITEMS: dict[str, type] = {"depends_on.nodes": str, "sources": list}  # lists whose items have one type
+_NEVER_NULL = ("resource_type", "language")  # strings; a node without a language is SQL
+_CATALOG_COLUMN: dict[str, type] = {"name": str, "type": str, "index": int}
+_JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "a list"))
 
 
 class DbtError(ValueError):
@@ -66,23 +84,43 @@ class DbtProject:
     models: list[DbtModel] = field(default_factory=list)
     datasets: list[str] = field(default_factory=list)  # sources and seeds
     catalog: SchemaCatalog | None = None
+    issues: list[Issue] = field(default_factory=list)  # nodes skipped for fields of the wrong type
+
+
+@dataclass(frozen=True, slots=True)
+class _Json:
+    """A JSON document as read, with its text: a message about a node points at the node's line."""
+
+    path: Path
+    data: dict[str, Any]
+    text: str = ""
+
+    def error(self, key: str, message: str) -> Issue:
+        """An error at the line where ``key`` first appears as an object key (line 1 when it is not found)."""
+        found = re.search(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", self.text)
+        line = self.text.count("\n", 0, found.start()) + 1 if found else 1
+        return Issue(display_path(self.path), line, message)
 
 
 def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
     """Read a dbt project directory, its ``target`` directory, or a ``manifest.json``; a project never compiled
     from its own files (``dbt_files``), its names folded by ``dialect`` (its adapter is in no file)."""
-    manifest_path, data = _manifest(Path(path), dialect)
+    manifest = _manifest(Path(path), dialect)
+    manifest_path = manifest.path
     root = manifest_path.parent.parent if manifest_path.parent.name == "target" else manifest_path.parent
-    adapter = str((data.get("metadata") or {}).get("adapter_type") or "ansi")
+    metadata = manifest.data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise DbtError(f"{display_path(manifest_path)}: metadata must be an object, got {_json_type(metadata)}")
+    adapter = str(metadata.get("adapter_type") or "ansi")
     dialect = ADAPTER_DIALECTS.get(adapter, adapter)
     try:
         profile = load_profile(dialect)
     except ProfileError as error:
         raise DbtError(f"{display_path(manifest_path)}: adapter {adapter}: {error}") from None
-    nodes = {**(data.get("nodes") or {}), **(data.get("sources") or {})}
+    project = DbtProject(root, dialect)
+    nodes = {**_nodes(manifest, "nodes", project.issues), **_nodes(manifest, "sources", project.issues)}
     ctx = Context(profile)
     names = {uid: _relation(node, ctx) for uid, node in nodes.items()}
-    project = DbtProject(root, dialect)
     for uid, node in sorted(nodes.items()):
         kind = node.get("resource_type")
         if kind in ("source", "seed") and names[uid]:
@@ -91,31 +129,94 @@ def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
             project.models.append(_model(uid, node, nodes, names, root))
     catalog_path = manifest_path.with_name("catalog.json")
     if catalog_path.is_file():
-        project.catalog = _catalog(_read_json(catalog_path), names, profile)
+        project.catalog = _catalog(_read_json(catalog_path), names, profile, project.issues)
     return project
 
 
-def _manifest(path: Path, dialect: str | None) -> tuple[Path, dict[str, Any]]:
-    """The manifest of the project at ``path`` and where it is (or would be); read from the project's files
+def _manifest(path: Path, dialect: str | None) -> _Json:
+    """The manifest of the project at ``path``, where it is (or would be); read from the project's files
     (with ``dialect`` for its adapter) when it has none."""
     for candidate in (path, path / "manifest.json", path / "target" / "manifest.json"):
         if candidate.is_file():
-            return candidate, _read_json(candidate)
+            return _read_json(candidate)
     from_files = project_manifest(path) if path.is_dir() else None
     if from_files is None:
         raise DbtError(f"{path}: no dbt manifest (target/manifest.json) and no dbt_project.yml")
     from_files["metadata"]["adapter_type"] = dialect or "ansi"
-    return path / "target" / "manifest.json", from_files
+    return _Json(path / "target" / "manifest.json", from_files)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> _Json:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
     except (OSError, ValueError) as error:
         raise DbtError(f"{display_path(path)}: {error}") from None
     if not isinstance(data, dict):
         raise DbtError(f"{display_path(path)}: expected a JSON object")
-    return data
+    return _Json(path, data, text)
+
+
+def _section(document: _Json, name: str, issues: list[Issue]) -> dict[str, Any]:
+    """A top-level object of ``document`` (``nodes``, ``sources``) by unique id; {} and an error when it is not
+    an object."""
+    section = document.data.get(name) or {}
+    if isinstance(section, dict):
+        return section
+    issues.append(document.error(name, f"{name} must be an object by unique_id, got {_json_type(section)}; skipped"))
+    return {}
+
+
+def _nodes(manifest: _Json, name: str, issues: list[Issue]) -> dict[str, dict[str, Any]]:
+    """The readable nodes of a manifest's section; each of the others is an error naming it."""
+    nodes: dict[str, dict[str, Any]] = {}
+    for uid, node in _section(manifest, name, issues).items():
+        problem = _node_problem(node)
+        if problem is None:
+            nodes[uid] = node
+        else:
+            issues.append(manifest.error(uid, f"dbt node {uid}: {problem}; skipped"))
+    return nodes
+
+
+def _node_problem(node: object) -> str | None:
+    """Why this module cannot read ``node``: it is not an object, or a field it reads has the wrong type."""
+    if not isinstance(node, dict):
+        return f"expected an object, got {_json_type(node)}"
+    if "resource_type" not in node:
+        return "no resource_type"
+    for key in _NEVER_NULL:
+        if key in node and not isinstance(node[key], str):
+            return f"{key} must be a string, got {_json_type(node[key])}"
+    for dotted, kind in _NODE_FIELDS.items():
+        value = _field(node, dotted)
+        if value is not None and not isinstance(value, kind):
+            return f"{dotted} must be {_type_name(kind)}, got {_json_type(value)}"
+        item_kind = _NODE_ITEMS.get(dotted)
+        if item_kind is not None and isinstance(value, list):
+            wrong = [item for item in value if not isinstance(item, item_kind)]
+            if wrong:
+                return f"each item of {dotted} must be {_type_name(item_kind)}, got {_json_type(wrong[0])}"
+    return None
+
+
+def _field(node: Mapping[str, Any], dotted: str) -> object:
+    """``node["a"]["b"]`` for ``"a.b"``, None where a part is missing (its parents' types are checked first)."""
+    value: object = node
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of a value's type, for messages."""
+    if value is None:
+        return "null"
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "an object")
+
+
+def _type_name(kind: type) -> str:
+    return next((name for known, name in _JSON_TYPES if known is kind), "an object")
 
 
 def _materialized(node: Mapping[str, Any]) -> str:
@@ -165,7 +266,7 @@ def _model(
 
 def _depends_on(uid: str, nodes: Mapping[str, Any], names: Mapping[str, str | None], seen: set[str]) -> Iterable[str]:
     """The relations a node reads, looking through ephemeral models (dbt inlines them)."""
-    for parent in (nodes.get(uid) or {}).get("depends_on", {}).get("nodes", []):
+    for parent in ((nodes.get(uid) or {}).get("depends_on") or {}).get("nodes") or []:
         node = nodes.get(parent)
         if node is None or parent in seen:
             continue
@@ -188,7 +289,7 @@ def _relations(node: Mapping[str, Any], nodes: Mapping[str, Any]) -> tuple[tuple
         elif other.get("resource_type") == "source":
             found[f"source:{other.get('source_name')}.{other.get('name')}"] = text
     wanted = {f"ref:{_ref_name(ref)}" for ref in node.get("refs") or []}
-    wanted |= {f"source:{'.'.join(source)}" for source in node.get("sources") or []}
+    wanted |= {f"source:{'.'.join(map(str, source))}" for source in node.get("sources") or []}
     chosen = {key: found[key] for key in wanted if key in found}
     if _relation_text(node):
         chosen["this"] = str(_relation_text(node))
@@ -202,15 +303,39 @@ def _ref_name(ref: object) -> str:
     return str(ref[-1]) if isinstance(ref, list) and ref else str(ref)
 
 
-def _catalog(data: Mapping[str, Any], names: Mapping[str, str | None], profile: DialectProfile) -> SchemaCatalog:
-    """Columns, in their catalog order, of every relation ``catalog.json`` lists."""
+def _catalog(
+    catalog: _Json, names: Mapping[str, str | None], profile: DialectProfile, issues: list[Issue]
+) -> SchemaCatalog:
+    """Columns, in their catalog order, of every relation ``catalog.json`` lists; an entry with fields of the
+    wrong type is an error naming it."""
     mapping: dict[str, dict[str, str | None]] = {}
     for section in ("nodes", "sources"):
-        for uid, entry in (data.get(section) or {}).items():
+        for uid, entry in _section(catalog, section, issues).items():
             name = names.get(uid)
-            columns = (entry or {}).get("columns") or {}
-            if not name or not columns:
+            if not name:
                 continue
-            ordered = sorted(columns.values(), key=lambda column: int(column.get("index") or 0))
-            mapping[name] = {profile.fold(str(c.get("name"))): c.get("type") for c in ordered}
+            problem = _catalog_problem(entry)
+            if problem is not None:
+                issues.append(catalog.error(uid, f"catalog node {uid}: {problem}; its columns are not used"))
+                continue
+            columns = sorted(((entry or {}).get("columns") or {}).items(), key=lambda item: item[1].get("index") or 0)
+            if columns:
+                mapping[name] = {profile.fold(c.get("name") or key): c.get("type") for key, c in columns}
     return SchemaCatalog.from_mapping(mapping)
+
+
+def _catalog_problem(entry: object) -> str | None:
+    """Why a catalog entry's columns cannot be read: ``{"columns": {NAME: {"name", "type", "index"}}}``."""
+    if entry is not None and not isinstance(entry, dict):
+        return f"expected an object, got {_json_type(entry)}"
+    columns = (entry or {}).get("columns")
+    if columns is not None and not isinstance(columns, dict):
+        return f"columns must be an object, got {_json_type(columns)}"
+    for key, column in (columns or {}).items():
+        if not isinstance(column, dict):
+            return f"column {key} must be an object, got {_json_type(column)}"
+        for field_name, kind in _CATALOG_COLUMN.items():
+            value = column.get(field_name)
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+                return f"column {key}: {field_name} must be {_type_name(kind)}, got {_json_type(value)}"
+    return None

@@ -174,6 +174,7 @@ def _declared(
 
 
 def _plan_dbt(plan: Plan, dbt: DbtProject, base: HarvestOptions) -> None:
+    plan.issues.extend(dbt.issues)
     plan.datasets.extend(dbt.datasets)
     for model in dbt.models:
         step = Step(Provenance(model.display, 1), targets=(model.relation,), sources=model.sources)
