@@ -140,6 +140,12 @@ def cli() -> None:
     help="Flow manifest (YAML or CSV): workflow, module, sql_file or sql, targets, declared sources, rows, frequency.",
 )
 @click.option(
+    "--root",
+    "manifest_root",
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder the manifest's sql_file and vars_file must be inside [default: the manifest's folder].",
+)
+@click.option(
     "--dbt",
     "dbt_path",
     type=EXISTING_PATH,
@@ -159,6 +165,7 @@ def harvest(
     var_pairs: tuple[str, ...],
     var_files: tuple[str, ...],
     manifest_file: str | None,
+    manifest_root: str | None,
     dbt_path: str | None,
     store: str,
     jobs: int | None,
@@ -198,6 +205,7 @@ def harvest(
         var_pairs=var_pairs,
         var_files=var_files,
         manifest_file=manifest_file,
+        manifest_root=manifest_root,
         dbt_path=dbt_path,
         jobs=jobs,
         use_cache=not no_cache,

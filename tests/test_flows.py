@@ -271,3 +271,62 @@ def test_declared_steps_stay_declared_through_folding_and_are_drawn_dotted(tmp_p
     assert parsed.edges and all(e.subtypes == () for e in parsed.edges)
     dot = emit(feed, "dot")
     assert dot.count("style=dotted") == 2 or dot.count('style="dotted"') == 2
+
+
+def _flow_beside_a_secret(tmp_path):
+    """A manifest in flow/ whose entries point out of it: up, absolute, and through a symlink; a .env beside."""
+    secret = tmp_path / ".env"
+    secret.write_text("PASSWORD='hunter2-SECRET\nAWS_SECRET_ACCESS_KEY=AKIA123\n")
+    flow = tmp_path / "flow"
+    flow.mkdir()
+    (flow / "ok.sql").write_text("INSERT INTO ods.a SELECT x FROM stg.a")
+    (flow / "link.sql").symlink_to(secret)
+    (flow / "m.yaml").write_text(
+        "entries:\n"
+        "  - {module: ok, sql_file: ok.sql}\n"
+        "  - {module: up, sql_file: ../.env, target: ods.up}\n"
+        f"  - {{module: absolute, sql_file: {secret}}}\n"
+        "  - {module: link, sql_file: link.sql}\n"
+    )
+    return flow / "m.yaml"
+
+
+def test_a_sql_file_outside_the_manifest_folder_is_an_error_and_is_not_read(tmp_path) -> None:
+    manifest = load_manifest(_flow_beside_a_secret(tmp_path))
+    folder = tmp_path / "flow"
+    assert [(e.module, e.sql_file) for e in manifest.entries] == [
+        ("ok", folder / "ok.sql"), ("up", None), ("absolute", None), ("link", None),
+    ]  # fmt: skip
+    outside = f"outside the manifest's folder {folder}; not read"
+    assert [(i.line, i.message) for i in manifest.issues] == [
+        (3, f"manifest entry: sql_file ../.env: {outside}; using its declared lineage"),
+        (4, f"manifest entry: sql_file {tmp_path / '.env'}: {outside}"),
+        (5, f"manifest entry: sql_file link.sql: {outside}"),
+    ]
+    outcome = CliRunner().invoke(
+        cli, ["harvest", "--manifest", str(folder / "m.yaml"), "--store", str(tmp_path / "g.lin"), "--no-cache"]
+    )
+    assert outcome.exit_code == 0 and "hunter2" not in outcome.output and "AKIA" not in outcome.output
+
+
+def test_root_widens_where_manifest_files_may_be(tmp_path) -> None:
+    path = _flow_beside_a_secret(tmp_path)
+    (tmp_path / "shared.sql").write_text("INSERT INTO ods.b SELECT x FROM stg.b")
+    path.write_text("entries:\n  - {module: shared, sql_file: ../shared.sql}\n  - {sql_file: /etc/hostname}\n")
+    manifest = load_manifest(path, root=tmp_path)
+    assert [e.sql_file for e in manifest.entries] == [tmp_path / "flow" / ".." / "shared.sql", None]
+    assert [i.message for i in manifest.issues] == [
+        f"manifest entry: sql_file /etc/hostname: outside --root {tmp_path}; not read"
+    ]
+    store = tmp_path / "g.lin"
+    arguments = ["harvest", "--manifest", str(path), "--root", str(tmp_path), "--store", str(store), "--no-cache"]
+    outcome = CliRunner().invoke(cli, arguments)
+    assert outcome.exit_code == 0, outcome.output
+    assert "1 errors" in outcome.output and "ods.b table" in read_store(store).datasets()
+
+
+def test_a_vars_file_outside_the_manifest_folder_is_not_read(tmp_path) -> None:
+    path = _flow_beside_a_secret(tmp_path)
+    path.write_text("vars_file: ../.env\nentries:\n  - {sql_file: ok.sql}\n")
+    with pytest.raises(ManifestError, match=r"vars_file \.\./\.env: outside the manifest's folder .*; not read"):
+        load_manifest(path)

@@ -10,6 +10,11 @@ entry.  ``docs/manifests.md`` is the prose version.
 
 A bad entry or a missing SQL file is an ``Issue`` with the manifest's file and the entry's line;
 loading goes on with the other entries.  Only an unreadable manifest raises ``ManifestError``.
+
+A manifest names files it makes the harvest read, so it must not reach beyond its folder (or the
+``root`` it is loaded with): a ``sql_file`` or ``vars_file`` whose real path (symlinks resolved) is
+outside is an error and is never opened -- a manifest from a pull request must not print
+``/etc/shadow`` or a ``.env`` into a CI log.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ class Entry:
 class Manifest:
     path: Path
     display: str
+    root: Path  # real path of the folder its files must be in
     dialect: str | None = None
     variables: dict[str, str] = field(default_factory=dict)  # vars_file values, then vars:
     defaults: dict[str, str] = field(default_factory=dict)
@@ -64,14 +70,15 @@ class Manifest:
     issues: list[Issue] = field(default_factory=list)
 
 
-def load_manifest(path: str | Path) -> Manifest:
-    """Read a YAML or CSV manifest (by its extension: ``.csv`` is CSV, anything else YAML)."""
+def load_manifest(path: str | Path, root: str | Path | None = None) -> Manifest:
+    """Read a YAML or CSV manifest (by its extension: ``.csv`` is CSV, anything else YAML) whose files are under
+    ``root`` (by default, the manifest's folder)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
         raise ManifestError(f"{path}: cannot read the manifest: {error.strerror or error}") from None
-    manifest = Manifest(path, display_path(path))
+    manifest = Manifest(path, display_path(path), Path(root or path.parent).resolve())
     rows = _csv_rows(text) if path.suffix.lower() == ".csv" else _yaml_rows(text, manifest)
     for line, row, sql_line in rows:
         entry = _entry(row, line, sql_line, manifest)
@@ -120,6 +127,8 @@ def _top_level(data: Mapping[str, Any], manifest: Manifest) -> None:
     manifest.dialect = str(data["dialect"]) if data.get("dialect") else None
     if data.get("vars_file"):
         vars_path = manifest.path.parent / str(data["vars_file"])
+        if not _inside(vars_path, manifest.root):
+            raise ManifestError(f"{manifest.display}: vars_file {data['vars_file']}: {_outside(manifest)}")
         try:
             manifest.variables, manifest.defaults = read_vars_file(vars_path)
         except (OSError, ValueError) as error:
@@ -171,8 +180,12 @@ def _entry(row: object, line: int, sql_line: int | None, manifest: Manifest) -> 
     path = None
     if sql_file:
         path = manifest.path.parent / str(sql_file)
-        if not path.is_file():
-            problem(f"sql_file {sql_file}: no such file" + ("; using its declared lineage" if targets else ""))
+        fallback = "; using its declared lineage" if targets else ""
+        if not _inside(path, manifest.root):
+            problem(f"sql_file {sql_file}: {_outside(manifest)}{fallback}")
+            path = None
+        elif not path.is_file():
+            problem(f"sql_file {sql_file}: no such file{fallback}")
             path = None
     text = "\n" * ((sql_line or line) - 1) + str(sql) if sql else None
     return Entry(
@@ -189,6 +202,16 @@ def _entry(row: object, line: int, sql_line: int | None, manifest: Manifest) -> 
         variables=variables,
         defaults=defaults,
     )
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, symlinks resolved, is ``root`` or below it (a real path)."""
+    return path.resolve().is_relative_to(root)
+
+
+def _outside(manifest: Manifest) -> str:
+    folder = "--root" if manifest.root != manifest.path.parent.resolve() else "the manifest's folder"
+    return f"outside {folder} {display_path(manifest.root)}; not read"
 
 
 def _names(row: Mapping[str, Any], *keys: str) -> tuple[str, ...] | None:

@@ -78,6 +78,7 @@ def run_harvest(
     var_pairs: tuple[str, ...] = (),
     var_files: tuple[str, ...] = (),
     manifest_file: str | None = None,
+    manifest_root: str | None = None,
     dbt_path: str | None = None,
     jobs: int | None = None,
     use_cache: bool = True,
@@ -92,7 +93,7 @@ def run_harvest(
     try:
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
         variables, defaults = load_template_values(var_pairs, var_files)
-        manifest = _load_manifest(manifest_file)
+        manifest = _load_manifest(manifest_file, manifest_root)
         dbt = _load_dbt(dbt_path, dialect)
         profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
@@ -126,12 +127,12 @@ def _dbt_project_in(paths: tuple[str, ...]) -> str | None:
     return None
 
 
-def _load_manifest(path: str | None) -> Manifest | None:
+def _load_manifest(path: str | None, root: str | None) -> Manifest | None:
     if path is None:
         return None
     from lineage_cli.harvest.manifest import load_manifest  # yaml: only a harvest with a manifest pays for it
 
-    return load_manifest(path)
+    return load_manifest(path, root)
 
 
 def _load_dbt(path: str | None, dialect: str | None) -> DbtProject | None:
