@@ -9,6 +9,7 @@ import pytest
 from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.harvester import analyze_script, harvest_text
+from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.conftest import WAREHOUSE, generate_warehouse
 
@@ -294,4 +295,60 @@ def test_a_broken_query_held_in_a_string_is_an_error_at_the_statement_in_plain_w
     script = analyze_script("SELECT 1;\nUNLOAD ('SELECT FROM WHERE (') TO 's3://bucket/x/';\n", "u.sql", "redshift")
     assert [(i.line, i.message) for i in script.issues] == [
         (2, "cannot analyse statement: Expected table name but got 'WHERE'")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("INSERT INTO a SELECT CASE x END FROM t", "CASE without WHEN"),
+        ("DELETE FROM t WHERE", "nothing after WHERE"),
+        ("INSERT INTO a SELECT x FROM t ORDER BY", "nothing after ORDER BY"),
+        ("INSERT INTO a SELECT x FROM t WHERE x = 1 AND", "nothing after AND"),
+        ("UPDATE t SET x = WHERE y = 1", "nothing after ="),
+        ("INSERT INTO a SELECT SUM() FROM t", "SUM() without an argument"),
+        ("INSERT INTO a SELECT x FROM t WHERE x BETWEEN 1", "BETWEEN without AND and its high bound"),
+        ("MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN", "WHEN without THEN"),
+        ("INSERT INTO a SELECT x FROM t WHERE x IS", "unexpected 'IS'"),
+    ],
+)
+def test_parse_errors_say_what_is_wrong_in_the_sql_not_in_sqlglot(sql, message) -> None:
+    script = analyze_script(f"SELECT 1;\n{sql};\n", "x.sql", "hive")
+    assert [(i.line, i.message) for i in script.issues] == [(2, message)]
+
+
+def test_a_tokenizer_error_points_at_the_unclosed_quote_with_a_short_one_line_excerpt() -> None:
+    sql = "SELECT 1;\nINSERT INTO a SELECT x FROM t WHERE a = 'it''s\nPASSWORD=hunter2\nAWS_KEY=AKIA\n"
+    [issue] = analyze_script(sql, "x.sql", "postgres").issues
+    assert (issue.line, issue.col) == (2, 41)
+    assert issue.message == "cannot tokenize the SQL from here (an unclosed quote or comment?): \"'it''s…\""
+    long_line = "SELECT '\x1b[31m" + "x" * 500
+    [issue] = analyze_script(long_line, "x.sql", "hive").issues
+    assert issue.message.endswith("\"'\\x1b[31m" + "x" * 51 + '…"') and "\x1b" not in issue.message
+
+
+def test_a_crash_of_the_analysis_is_an_internal_error_at_the_statement_never_a_python_message(monkeypatch) -> None:
+    from lineage_cli.harvest import harvester
+
+    def crash(*arguments: object) -> None:
+        raise TypeError("string indices must be integers")
+
+    sql = "SELECT 1;\nINSERT INTO a SELECT x FROM t;\n"
+    with monkeypatch.context() as patch:
+        patch.setattr(harvester, "column_lineage", crash)
+        issues = analyze_script(sql, "x.sql", "hive", catalog=SchemaCatalog()).issues
+    assert [(i.line, i.message) for i in issues] == [
+        (2, "internal error analysing the columns of this statement (please report): TypeError")
+    ]
+    monkeypatch.setattr(harvester, "analyze_statement", crash)
+    assert [(i.line, i.message) for i in analyze_script(sql, "x.sql", "hive").issues] == [
+        (1, "internal error analysing this statement (please report): TypeError"),
+        (2, "internal error analysing this statement (please report): TypeError"),
+    ]
+
+
+def test_a_crash_of_sqlglots_parser_is_an_internal_error_at_the_statement() -> None:
+    script = analyze_script("SELECT 1;\nCREATE TABLE a AS SELECT a ?;\n", "x.sql", "postgres")
+    assert [(i.line, i.message) for i in script.issues] == [
+        (2, "internal error analysing this statement (please report): TypeError")
     ]

@@ -276,7 +276,9 @@ def analyze_file(task: _Task) -> FileOutcome:
     except ProfileError as error:  # a `-- dialect: NAME` line naming no dialect
         return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, str(error))])
     except Exception as error:  # noqa: BLE001 - one odd file must not end the harvest
-        message = f"cannot analyse file: {type(error).__name__}: {error}"
+        from lineage_cli.harvest.messages import internal_error  # sqlglot, which analysing the unit imported
+
+        message = internal_error(error, "this file")
         return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, message)])
 
 

@@ -16,14 +16,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from lineage_cli.harvest.assemble import Harvest, add_script, table_of
 from lineage_cli.harvest.columns import ColumnEdge, column_lineage
+from lineage_cli.harvest.messages import internal_error, parse_error, readable
 from lineage_cli.harvest.observe import observe
 from lineage_cli.harvest.params import default_name
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.split import ParsedStatement, parse_script, readable
+from lineage_cli.harvest.split import ParsedStatement, parse_script
 from lineage_cli.harvest.statements import (
     Context,
     StatementLineage,
@@ -267,14 +268,11 @@ def _analyze_one(
 ) -> None:
     try:
         lineage = analyze_statement(expression, ctx)
+    except ParseError as error:  # the SQL a statement holds in a string, as UNLOAD's query, is parsed here
+        script.issues.append(Issue(file, line, f"cannot analyse statement: {parse_error(error)}"))
+        return
     except Exception as error:  # noqa: BLE001 - one odd statement must not end the harvest
-        # (the SQL a statement holds in a string, as UNLOAD's query, is parsed here: its errors read like others)
-        detail = (
-            readable(str(error).splitlines()[0])
-            if isinstance(error, ParseError)
-            else f"{type(error).__name__}: {error}"
-        )
-        script.issues.append(Issue(file, line, f"cannot analyse statement: {detail}"))
+        script.issues.append(Issue(file, line, _failure(error, "statement", "this statement")))
         return
     if lineage is not None:
         lineage.line = line
@@ -302,7 +300,15 @@ def _analyze_columns(
         for table in observe(catalog, expression, lineage, ctx):
             script.declared.setdefault(table, line)
     except Exception as error:  # noqa: BLE001 - as above
-        script.issues.append(Issue(file, line, f"cannot analyse columns: {type(error).__name__}: {error}"))
+        script.issues.append(Issue(file, line, _failure(error, "columns", "the columns of this statement")))
+
+
+def _failure(error: Exception, part: str, what: str) -> str:
+    """A failure of the analysis of a statement's ``part``: sqlglot's word on the SQL (its optimizer's), else a
+    bug of ours in analysing ``what``."""
+    if isinstance(error, SqlglotError):
+        return f"cannot analyse {part}: {readable(str(error))}"
+    return internal_error(error, what)
 
 
 def file_dialect(sql: str) -> str | None:

@@ -23,6 +23,8 @@ from sqlglot.dialects.oracle import Oracle
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
+from lineage_cli.harvest.messages import internal_error, parse_error, token_error
+
 
 @dataclass(slots=True)
 class ParsedStatement:
@@ -581,7 +583,7 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         return statement
     except (RecursionError, ValueError, TypeError, AttributeError) as error:
         # sqlglot has crashed on odd input before; a crash here is one bad statement, not a bad run.
-        statement.error = f"parser failure: {type(error).__name__}: {error}"
+        statement.error = internal_error(error)
         return statement
     statement.expression = expressions[0] if expressions else None
     declaration = chunk[0].text.upper() == "DECLARE" and not isinstance(statement.expression, exp.Declare)
@@ -667,29 +669,11 @@ def _holds_string(chunk: list[Token]) -> bool:
 
 def _record_parse_error(statement: ParsedStatement, error: ParseError, first: Token) -> None:
     detail = error.errors[0] if error.errors else {}
-    statement.error = readable(str(detail.get("description") or error).splitlines()[0])
+    statement.error = parse_error(error)
     statement.error_line = detail.get("line") or first.line
     # sqlglot's col is where the offending token ends; editors and annotations want where it starts
     end, token = detail.get("col"), detail.get("highlight") or ""
     statement.error_col = max(1, end - len(token) + 1) if end else first.col
-
-
-_TOKEN_REPR = re.compile(r"<Token token_type: [\w.]+, text: (.*?), line: \d+.*?>")
-
-
-def readable(message: str) -> str:
-    """sqlglot prints whole Token reprs in messages, and the position in the text it parsed (which, for SQL
-    held in a string, is not the file's); people want the offending text.
-
-    >>> readable("Expected table name but got <Token token_type: TokenType.WHERE, text: where, line: 2>"
-    ...          ". Line 2, Col: 9.")
-    "Expected table name but got 'where'"
-    """
-    text = _POSITION.sub("", _TOKEN_REPR.sub(lambda match: repr(match.group(1)), message))
-    return text.replace("'SENTINEL'", "the end of the statement")  # sqlglot's end-of-input token
-
-
-_POSITION = re.compile(r"\. Line \d+, Col: \d+\.$")
 
 
 def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Iterator[ParsedStatement]:
@@ -697,10 +681,12 @@ def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Itera
     for first_line, piece in _naive_pieces(sql):
         # Leading newlines keep the piece's token lines equal to the file's lines.
         padded = "\n" * (first_line - 1) + piece
+        tokenizer = engine.tokenizer()
         try:
-            tokens = engine.tokenize(padded)
-        except TokenError as error:
-            yield ParsedStatement(line=first_line, error=f"tokenizer error: {error}", error_line=first_line)
+            tokens = tokenizer.tokenize(padded)
+        except TokenError:  # its message quotes the text around the failure raw, however many lines it spans
+            message, line, col = token_error(padded, tokenizer.tokens)
+            yield ParsedStatement(line=first_line, error=message, error_line=line, error_col=col)
             continue
         for chunk in _split_tokens(_slash_lines_as_semicolons(tokens, padded, engine)):
             if piece := _opened_block(chunk, _OPENED_STARTS):
