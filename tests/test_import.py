@@ -228,3 +228,23 @@ def test_sort_order_sorts_as_lexsort(high) -> None:
     keys = tuple(rng.integers(0, bound, 5000) for bound in (3, 16, high, high))
     order = sort_order(keys)
     assert all(np.array_equal(key[order], key[np.lexsort(keys)]) for key in keys)
+
+
+def test_a_hive_record_of_the_wrong_shape_says_what_is_wrong_not_pythons_message(tmp_path) -> None:
+    records = [
+        {"vertices": ["a"], "edges": []},
+        {"vertices": [{"id": 0}], "edges": []},
+        {"vertices": [], "edges": [{"sources": [[0]], "targets": [1], "edgeType": "PROJECTION"}]},
+    ]
+    path = tmp_path / "hive.log"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    _, issues, _ = import_file(path, "hive")
+    shape = (
+        'expected "vertices": [{"id", "vertexType", "vertexId"}, ...] and '
+        '"edges": [{"sources": [id, ...], "targets": [id, ...], "edgeType"}, ...]'
+    )
+    assert [(i.line, i.message) for i in issues] == [
+        (1, f"not a LineageLogger record: {shape}"),
+        (2, "not a LineageLogger record: no 'vertexType'"),
+        (3, f"not a LineageLogger record: {shape}"),
+    ]

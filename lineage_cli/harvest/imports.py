@@ -245,17 +245,32 @@ def _add_hive_query(document: dict | str, builder: ArraysBuilder, file: str, lin
     if isinstance(document, str):
         return document
     try:
-        vertices = {v["id"]: (v["vertexType"].upper(), v["vertexId"].lower()) for v in document["vertices"]}
-        edges = [(e["sources"], e["targets"], e["edgeType"].upper(), e.get("expression") or "")
-                 for e in document["edges"]]  # fmt: skip
-    except (KeyError, TypeError, AttributeError) as error:
-        return f"not a LineageLogger record: missing or bad {error}"
+        vertices = {_vertex_id(v["id"]): (v["vertexType"].upper(), v["vertexId"].lower()) for v in document["vertices"]}
+        edges = [([*map(_vertex_id, e["sources"])], [*map(_vertex_id, e["targets"])], e["edgeType"].upper(),
+                  e.get("expression") or "") for e in document["edges"]]  # fmt: skip
+    except KeyError as error:
+        return f"not a LineageLogger record: no {error.args[0]!r}"
+    except (TypeError, AttributeError):  # a value of another JSON type than the record's: say what it should be
+        return f"not a LineageLogger record: {_HIVE_SHAPE}"
     step = builder.transformation(f"{file}:{line}", file, line)
     for sources, targets, edge_type, expression in edges:
         problem = _add_hive_edge(builder, vertices, step, sources, targets, edge_type, expression)
         if problem:
             return problem
     return None
+
+
+_HIVE_SHAPE = (
+    'expected "vertices": [{"id", "vertexType", "vertexId"}, ...] and '
+    '"edges": [{"sources": [id, ...], "targets": [id, ...], "edgeType"}, ...]'
+)
+
+
+def _vertex_id(value: object) -> int | str:
+    """A vertex id (a number, in Hive's output); TypeError for anything that cannot be one."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(value)
+    return value
 
 
 def _add_hive_edge(
