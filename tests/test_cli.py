@@ -46,6 +46,24 @@ def test_harvest_reports_errors_and_strict_fails(runner, tmp_path) -> None:
     assert json.loads(up.output)["edges"] == [{"source": "a.s", "target": "a.t", "type": "flow"}]
 
 
+def test_locations_and_names_print_as_written_not_as_emoji_or_markup(runner, tmp_path) -> None:
+    # rich reads `:100:` as the emoji code for 💯 (and `:1234:` as 🔢), `[red]` as markup, `[/x]` as a bad tag
+    broken = "INSERT INTO a.t SELECT x FROM WHERE;\n"
+    sql = "\n" * 99 + broken + "\n" * 1133 + broken
+    for name in ("emoji.sql", "x[red]y.sql"):
+        (tmp_path / name).write_text(sql)
+    outcome = runner.invoke(cli, ["harvest", "emoji.sql", "x[red]y.sql", "--no-cache"])
+    assert outcome.exit_code == 0, outcome.output
+    for name in ("emoji.sql", "x[red]y.sql"):
+        for line in (100, 1234):
+            assert f"{name}:{line}:31: error: Expected table name but got 'WHERE'" in outcome.stderr
+    (tmp_path / "m[").mkdir()
+    (tmp_path / "m[" / "x].yaml").write_text("entries: [\n")
+    outcome = runner.invoke(cli, ["harvest", "--manifest", "m[/x].yaml", "--no-cache"])
+    assert outcome.exit_code == 2
+    assert outcome.stderr == "error: m[/x].yaml:2:1: expected the node content, but found '<stream end>'\n"
+
+
 def test_store_option_and_environment(runner, monkeypatch) -> None:
     harvested(runner, "--store", "custom.lin")
     assert Path("custom.lin").is_file()

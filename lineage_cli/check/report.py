@@ -12,11 +12,11 @@ import re
 from collections import Counter
 from urllib.parse import quote
 
-from rich.console import Console
 from rich.text import Text
 
 from lineage_cli import __version__
 from lineage_cli.check.findings import LEVELS, RULES, Finding
+from lineage_cli.terminal import plain_console
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"error": "error", "warning": "warning", "notice": "note"}
@@ -41,7 +41,7 @@ def render(findings: list[Finding], fmt: str, files: int, *, color: bool = False
 
 def text(findings: list[Finding], files: int, *, color: bool = False) -> str:
     out = io.StringIO()
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    console = plain_console(file=out, force_terminal=color, no_color=not color, width=120, soft_wrap=True)
     for item in findings:
         where = f"{item.file}:{item.line}" + (f":{item.col}" if item.col else "")
         first, *rest = item.message.split("\n")

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from io import StringIO
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.text import Text
 from rich.tree import Tree
 
+from lineage_cli.terminal import plain_console
 from lineage_cli.walk.result import LineageResult, ResultEdge
 
 SEE_ABOVE = "(see above)"
@@ -107,6 +108,6 @@ def _io_tree(result: LineageResult) -> Tree:
 def tree_text(result: LineageResult, width: int = 100) -> str:
     """The tree as plain text, without ANSI codes, for files and pipes."""
     buffer = StringIO()
-    console = Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False)
+    console = plain_console(file=buffer, width=width, color_system=None, force_terminal=False)
     console.print(render_tree(result))
     return buffer.getvalue()

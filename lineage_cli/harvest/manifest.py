@@ -94,7 +94,7 @@ def _yaml_rows(text: str, manifest: Manifest) -> list[tuple[int, object, int | N
         data = yaml.safe_load(text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
-        raise ManifestError(f"{manifest.display}: {error}") from None
+        raise ManifestError(_yaml_problem(manifest.display, error)) from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise ManifestError(f"{manifest.display}: expected a mapping with an 'entries:' list")
     _top_level(data, manifest)
@@ -105,6 +105,13 @@ def _yaml_rows(text: str, manifest: Manifest) -> list[tuple[int, object, int | N
         line = node.start_mark.line + 1 if node is not None else 1
         rows.append((line, entry, _sql_line(node)))
     return rows
+
+
+def _yaml_problem(display: str, error: yaml.YAMLError) -> str:
+    """``FILE:LINE:COL: problem`` of a YAML error, on one line: PyYAML's own message quotes the lines around it."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).split("\n", 1)[0]
+    return f"{display}:{mark.line + 1}:{mark.column + 1}: {problem}" if mark is not None else f"{display}: {problem}"
 
 
 def _value_node(node: yaml.Node | None, key: str) -> yaml.Node | None:

@@ -27,6 +27,7 @@ from lineage_cli.harvest.templates import read_vars_file
 from lineage_cli.profiles import DialectProfile, load_profile
 from lineage_cli.store.layout import StoreError
 from lineage_cli.store.reader import open_store
+from lineage_cli.terminal import plain_console
 
 if TYPE_CHECKING:
     from lineage_cli.harvest.dbt import DbtProject
@@ -86,9 +87,9 @@ def run_harvest(
     strict: bool = False,
     quiet: bool = False,
 ) -> int:
-    from rich.console import Console
+    from rich.text import Text
 
-    console = Console(stderr=True, highlight=False)
+    console = plain_console(stderr=True)
     quiet_sqlglot()
     try:
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
@@ -99,7 +100,7 @@ def run_harvest(
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
     except (ValueError, OSError) as error:  # ProfileError, SchemaError, ManifestError and DbtError are ValueErrors
-        console.print(f"[red]error:[/red] {error}", markup=True)
+        console.print(Text.assemble(("error:", "red"), f" {error}"))
         return 2
     settings = {
         "jobs": jobs or os.cpu_count() or 1,
