@@ -230,5 +230,7 @@ class Issue(NamedTuple):
     level: str = "error"
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" + (f":{self.col}" if self.col else "")
+        where = self.file
+        if self.line:  # 0: a problem of a whole file or folder (a link to nothing, a folder that cannot be listed)
+            where += f":{self.line}" + (f":{self.col}" if self.col else "")
         return f"{where}: {self.level}: {self.message}"

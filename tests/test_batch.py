@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.model import EdgeType, Subtype
+from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.reader import open_store
 from lineage_cli.walk.query import lineage
 from tests.conftest import WAREHOUSE, generate_warehouse
@@ -126,3 +126,19 @@ def test_unreadable_files_and_unknown_dialect_lines_cost_only_their_file(tmp_pat
     assert {file for file, _ in errors} == {"a_binary.sql", "b_dialect.sql", "c_cut.sql"}
     assert ("c_cut.sql", "Expected table name but got the end of the statement") in errors
     assert ("stg.s.x", "dwh.t.x", "projection", Subtype.IDENTITY.bit) in column_triples(result.graph)
+
+
+def transformations(result) -> list[str]:
+    return sorted(name for name, kind in result.graph.kinds.items() if kind is NodeKind.TRANSFORMATION)
+
+
+def test_a_symlinked_file_is_one_statement_and_a_dangling_link_a_warning(tmp_path) -> None:
+    (tmp_path / "etl").mkdir()
+    (tmp_path / "etl" / "load.sql").write_text("INSERT INTO dwh.t SELECT x FROM stg.s")
+    (tmp_path / "current.sql").symlink_to(tmp_path / "etl" / "load.sql")
+    (tmp_path / "old.sql").symlink_to(tmp_path / "etl" / "deleted.sql")
+    result = harvest([tmp_path, tmp_path / "etl" / "load.sql"])
+    assert (result.files, result.statements) == (1, 1)
+    assert transformations(result) == [f"{tmp_path / 'current.sql'}:1"], "by the first name found"
+    assert [(i.file.rsplit("/", 1)[-1], i.level) for i in result.issues] == [("old.sql", "warning")]
+    assert "does not exist" in result.issues[0].message

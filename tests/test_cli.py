@@ -178,3 +178,23 @@ def test_the_console_script_keeps_exit_codes_and_whole_output_and_minds_an_early
     reader.stdout.close()  # the reader leaves early, as `| head` does
     assert "Traceback" not in reader.stderr.read().decode()
     assert reader.wait() == 1  # click's status for a broken pipe
+
+
+def test_harvest_warns_of_a_folder_it_cannot_list_and_of_a_dangling_link(runner, tmp_path, monkeypatch) -> None:
+    for name in ("sql/a.sql", "sql/locked/b.sql"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("INSERT INTO dwh.t SELECT x FROM stg.s")
+    (tmp_path / "sql" / "moved.sql").symlink_to("elsewhere/moved.sql")
+    scandir = os.scandir
+
+    def refusing(path: str) -> object:  # as chmod 000 would, also for root, whom permissions do not stop
+        if path.endswith("locked"):
+            raise PermissionError(13, "Permission denied", path)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    outcome = runner.invoke(cli, ["harvest", "sql"])
+    assert outcome.exit_code == 0, outcome.output
+    assert "sql/locked: warning: cannot read directory: Permission denied" in outcome.stderr
+    assert "sql/moved.sql: warning: symbolic link to elsewhere/moved.sql, which does not exist" in outcome.stderr
+    assert "harvested 1 files" in outcome.stdout and "2 warnings" in outcome.stdout

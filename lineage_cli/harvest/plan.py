@@ -90,17 +90,18 @@ def plan_harvest(
 ) -> Plan:
     """The units of a harvest: the manifest's entries, then PATH files it does not list, then dbt models."""
     plan = Plan(schema=_with_catalog(schema, dbt.catalog if dbt else None))
-    seen: dict[str, int] = {}  # absolute path -> the manifest line that harvests it (0: none)
+    seen: dict[str, int] = {}  # real path -> the manifest line that harvests it (0: none)
     if manifest is not None:
         plan.issues.extend(manifest.issues)
         for entry in manifest.entries:
             _plan_entry(plan, entry, manifest, options, seen)
         options = _with_layers(options, manifest.dialect, manifest.variables, manifest.defaults)
-    for path in sql_files(paths):
-        key = os.path.abspath(path)  # abspath, not resolve(): realpath costs a syscall per path part
-        if key not in seen:
-            seen[key] = 0
-            plan.units.append(Unit(display_path(path), options, path=path))
+    found = sql_files(paths)
+    plan.issues.extend(found.issues)
+    for file in found.files:
+        if file.real not in seen:
+            seen[file.real] = 0
+            plan.units.append(Unit(display_path(file.path), options, path=file.path))
     if dbt is not None:
         _plan_dbt(plan, dbt, options)
     return plan
@@ -147,7 +148,7 @@ def _plan_entry(plan: Plan, entry: Entry, manifest: Manifest, cli: HarvestOption
         ),
     )
     if entry.sql_file is not None:
-        key = os.path.abspath(entry.sql_file)
+        key = os.path.realpath(entry.sql_file)
         if key in seen:
             message = f"manifest entry: sql_file {display_path(entry.sql_file)} is also the entry at line {seen[key]}"
             plan.issues.append(
