@@ -156,6 +156,7 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, help="Parse every file again instead of reusing unchanged results.")
 @click.option("--tables-only", is_flag=True, help="Table lineage only: skip the column analysis.")
 @click.option("--strict", is_flag=True, help="Exit 1 if any statement could not be harvested.")
+@click.option("--allow-empty", is_flag=True, help="With nothing found to harvest, write an empty store (else: exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors and the summary only; no progress bar.")
 def harvest(
     paths: tuple[str, ...],
@@ -172,6 +173,7 @@ def harvest(
     no_cache: bool,
     tables_only: bool,
     strict: bool,
+    allow_empty: bool,
     quiet: bool,
 ) -> None:
     """Parse SQL files into the lineage store: tables, columns, and the statements between them.
@@ -212,6 +214,7 @@ def harvest(
         columns=not tables_only,
         strict=strict,
         quiet=quiet,
+        allow_empty=allow_empty,
     )
     sys.exit(code)
 

@@ -180,6 +180,21 @@ def test_the_console_script_keeps_exit_codes_and_whole_output_and_minds_an_early
     assert reader.wait() == 1  # click's status for a broken pipe
 
 
+def test_a_harvest_that_finds_no_sql_leaves_the_store_and_exits_2(runner, tmp_path) -> None:
+    harvested(runner)
+    before = Path(".lineage/graph.lin").read_bytes()
+    (tmp_path / "empty" / "docs").mkdir(parents=True)
+    (tmp_path / "empty" / "docs" / "README.md").write_text("no SQL here")
+    outcome = runner.invoke(cli, ["harvest", "empty", "--quiet"])
+    assert outcome.exit_code == 2
+    assert outcome.stderr.strip() == (
+        "error: nothing to harvest: no *.sql file under empty (--allow-empty writes an empty store)"
+    )
+    assert Path(".lineage/graph.lin").read_bytes() == before, "the last harvest's store is untouched"
+    allowed = runner.invoke(cli, ["harvest", "empty", "--quiet", "--allow-empty"])
+    assert allowed.exit_code == 0 and "0 nodes, 0 edges" in allowed.stdout
+
+
 def test_harvest_warns_of_a_folder_it_cannot_list_and_of_a_dangling_link(runner, tmp_path, monkeypatch) -> None:
     for name in ("sql/a.sql", "sql/locked/b.sql"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)

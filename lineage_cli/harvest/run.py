@@ -6,7 +6,9 @@ The store's meta JSON records, besides counts, what a flow manifest says about e
 Like make with nothing to rebuild, a re-run that recalls its harvest from the cache leaves a store
 that already holds it as it is: the meta it would write, with the same key, and a graph of the
 size the memo recorded (a store that ``lineage import`` merged edges into has more).  It still
-reports every issue and the summary, and imports neither sqlglot nor numpy.
+reports every issue and the summary, and imports neither sqlglot nor numpy.  A harvest that finds
+nothing to read (no ``*.sql`` under its PATHs, an empty manifest) exits 2 and leaves the store as it
+is, unless ``--allow-empty``: an empty store in place of a full one is a mistake far more often than not.
 """
 
 from __future__ import annotations
@@ -24,12 +26,15 @@ from lineage_cli.harvest.batch import FileOutcome, harvest_plan
 from lineage_cli.harvest.plan import HarvestOptions, Plan, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.templates import read_vars_file
+from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, load_profile
 from lineage_cli.store.layout import StoreError
 from lineage_cli.store.reader import open_store
 from lineage_cli.terminal import plain_console
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from lineage_cli.harvest.dbt import DbtProject
     from lineage_cli.harvest.manifest import Manifest
 
@@ -86,6 +91,7 @@ def run_harvest(
     columns: bool = True,
     strict: bool = False,
     quiet: bool = False,
+    allow_empty: bool = False,
 ) -> int:
     from rich.text import Text
 
@@ -102,20 +108,39 @@ def run_harvest(
     except (ValueError, OSError) as error:  # ProfileError, SchemaError, ManifestError and DbtError are ValueErrors
         console.print(Text.assemble(("error:", "red"), f" {error}"))
         return 2
+    if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
+        _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry
+        nothing = _nothing_found(paths, manifest_file, dbt_path)
+        console.print(Text.assemble(("error:", "red"), f" {nothing}"), soft_wrap=True)
+        return 2  # before the store is written: the last harvest's store stays as it is
     settings = {
         "jobs": jobs or os.cpu_count() or 1,
         "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
     }
     result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
-    for issue in result.issues:
-        if issue.level == "error" or not quiet:
-            style = "red" if issue.level == "error" else "yellow"
-            console.print(str(issue), markup=False, style=style, soft_wrap=True)
+    _report(console, result.issues, quiet)
     _summary(result, _store(result, store, _meta(result, profile, default_schema)))
     if dbt is None and not quiet and (project := _dbt_project_in(paths)) is not None:
         hint = f"`lineage harvest --dbt {project}` reads its models as the tables they build"
         console.print(f"note: {project} is a dbt project: {hint}", markup=False)
     return 1 if strict and result.errors else 0
+
+
+def _report(console: Console, issues: list[Issue], quiet: bool) -> None:
+    for issue in issues:
+        if issue.level == "error" or not quiet:
+            style = "red" if issue.level == "error" else "yellow"
+            console.print(str(issue), markup=False, style=style, soft_wrap=True)
+
+
+def _nothing_found(paths: tuple[str, ...], manifest: str | None, dbt: str | None) -> str:
+    """The error of a harvest that found nothing to read, naming where it looked."""
+    searched = [f"no *.sql file under {', '.join(paths)}"] if paths else []
+    if manifest is not None:
+        searched.append(f"no entry to harvest in {manifest}")
+    if dbt is not None:
+        searched.append(f"no model, source or seed in {dbt}")
+    return f"nothing to harvest: {'; '.join(searched)} (--allow-empty writes an empty store)"
 
 
 def _dbt_project_in(paths: tuple[str, ...]) -> str | None:
