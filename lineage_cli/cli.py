@@ -152,7 +152,9 @@ def cli() -> None:
     help="dbt project (or its target/manifest.json): compiled models, sources and seeds.",
 )
 @store_option
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), help="Worker processes, at most the CPUs [default: all of them]."
+)
 @click.option("--no-cache", is_flag=True, help="Parse every file again instead of reusing unchanged results.")
 @click.option("--tables-only", is_flag=True, help="Table lineage only: skip the column analysis.")
 @click.option("--strict", is_flag=True, help="Exit 1 if any statement could not be harvested.")

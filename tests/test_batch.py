@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
+from lineage_cli.harvest import batch
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import EdgeType, NodeKind, Subtype
@@ -142,3 +145,20 @@ def test_a_symlinked_file_is_one_statement_and_a_dangling_link_a_warning(tmp_pat
     assert transformations(result) == [f"{tmp_path / 'current.sql'}:1"], "by the first name found"
     assert [(i.file.rsplit("/", 1)[-1], i.level) for i in result.issues] == [("old.sql", "warning")]
     assert "does not exist" in result.issues[0].message
+
+
+def test_workers_are_capped_at_the_cpus_this_process_may_use(tmp_path, monkeypatch) -> None:
+    for n in range(8):
+        (tmp_path / f"f{n}.sql").write_text(f"INSERT INTO dwh.t{n} SELECT x FROM stg.s")
+    started: list[int] = []
+
+    class Recording(ThreadPoolExecutor):  # threads: the test sees what a process pool would be asked for
+        def __init__(self, workers: int, **options: object) -> None:
+            started.append(workers)
+            super().__init__(workers, **options)
+
+    monkeypatch.setattr(batch, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recording)
+    result = harvest([tmp_path], jobs=64, columns=False)
+    assert result.statements == 8
+    assert started and max(started) == 2

@@ -213,3 +213,15 @@ def test_harvest_warns_of_a_folder_it_cannot_list_and_of_a_dangling_link(runner,
     assert "sql/locked: warning: cannot read directory: Permission denied" in outcome.stderr
     assert "sql/moved.sql: warning: symbolic link to elsewhere/moved.sql, which does not exist" in outcome.stderr
     assert "harvested 1 files" in outcome.stdout and "2 warnings" in outcome.stdout
+
+
+def test_jobs_beyond_the_cpus_are_capped_with_a_note(runner, tmp_path, monkeypatch) -> None:
+    from lineage_cli.harvest import batch, run
+
+    monkeypatch.setattr(batch, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(run, "usable_cpus", lambda: 2)
+    (tmp_path / "t.sql").write_text("INSERT INTO dwh.t SELECT x FROM stg.s")
+    outcome = runner.invoke(cli, ["harvest", "t.sql", "--jobs", "64"])
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.stderr.count("note: --jobs 64 capped at 2, the CPUs this process may use") == 1
+    assert "capped" not in runner.invoke(cli, ["harvest", "t.sql", "--jobs", "2"]).stderr

@@ -111,7 +111,9 @@ def harvest(
     manifest: Manifest | None = None,
     dbt: DbtProject | None = None,
 ) -> Harvest:
-    """Harvest every SQL file under ``paths``, a flow ``manifest``'s steps and a ``dbt`` project into one graph."""
+    """Harvest every SQL file under ``paths``, a flow ``manifest``'s steps and a ``dbt`` project into one graph.
+
+    ``jobs`` is capped at the CPUs this process may use."""
     options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
     plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
     return harvest_plan(plan, jobs=jobs, cache_dir=cache_dir, on_file=on_file)
@@ -203,7 +205,8 @@ class _Pool:
     """Runs one phase's tasks through the cache: in this process for one job, else in a process pool."""
 
     def __init__(self, jobs: int, cache: FileCache) -> None:
-        self.jobs, self.cache = max(1, jobs), cache
+        # More workers than CPUs only add memory (a parser each): the work is CPU bound.
+        self.jobs, self.cache = max(1, min(jobs, usable_cpus())), cache
 
     def run(
         self,
@@ -236,9 +239,18 @@ class _Pool:
 
         import lineage_cli.harvest.harvester  # noqa: F401 - before the fork: each worker inherits the parser, not imports it
 
-        chunk = max(1, min(16, len(tasks) // (self.jobs * 4)))
-        with ProcessPoolExecutor(self.jobs, initializer=_set_phase_catalog, initargs=(catalog,)) as executor:
+        workers = min(self.jobs, len(tasks))
+        chunk = max(1, min(16, len(tasks) // (workers * 4)))
+        with ProcessPoolExecutor(workers, initializer=_set_phase_catalog, initargs=(catalog,)) as executor:
             yield from executor.map(analyze_file, tasks, chunksize=chunk)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (a container's or ``taskset``'s share) where the
+    system keeps one, else all of them."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def _key(phase: str, task: _Task, content: str, schema: str) -> str:

@@ -14,7 +14,6 @@ is, unless ``--allow-empty``: an empty store in place of a full one is a mistake
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from lineage_cli import __version__
 from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.assemble import Harvest, StoredGraph
-from lineage_cli.harvest.batch import FileOutcome, harvest_plan
+from lineage_cli.harvest.batch import FileOutcome, harvest_plan, usable_cpus
 from lineage_cli.harvest.plan import HarvestOptions, Plan, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.templates import read_vars_file
@@ -113,8 +112,12 @@ def run_harvest(
         nothing = _nothing_found(paths, manifest_file, dbt_path)
         console.print(Text.assemble(("error:", "red"), f" {nothing}"), soft_wrap=True)
         return 2  # before the store is written: the last harvest's store stays as it is
+    cpus = usable_cpus()
+    if jobs is not None and jobs > cpus and not quiet:
+        note = f"note: --jobs {jobs} capped at {cpus}, the CPUs this process may use"
+        console.print(note, markup=False, soft_wrap=True)
     settings = {
-        "jobs": jobs or os.cpu_count() or 1,
+        "jobs": jobs or cpus,  # the pool caps it at cpus
         "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
     }
     result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
