@@ -47,6 +47,22 @@ store_option = click.option(
     type=OUTPUT_FILE,
     help="Store file (also LINEAGE_STORE).",
 )
+
+
+def _known_encoding(_context: click.Context, _parameter: click.Parameter, name: str | None) -> str | None:
+    from lineage_cli.harvest.sql_text import known_encoding
+
+    if name is not None and not known_encoding(name):
+        raise click.BadParameter(f"unknown encoding {name!r} (a Python codec name: utf-8, cp1252, utf-16, ...)")
+    return name
+
+
+encoding_option = click.option(
+    "--encoding",
+    metavar="NAME",
+    callback=_known_encoding,
+    help="Encoding of SQL files with no byte-order mark or `-- encoding: NAME` line [default: utf-8].",
+)
 output_options = _together(
     click.option(
         "--format",
@@ -151,6 +167,7 @@ def cli() -> None:
     type=EXISTING_PATH,
     help="dbt project (or its target/manifest.json): compiled models, sources and seeds.",
 )
+@encoding_option
 @store_option
 @click.option(
     "-j", "--jobs", type=click.IntRange(min=1), help="Worker processes, at most the CPUs [default: all of them]."
@@ -170,6 +187,7 @@ def harvest(
     manifest_file: str | None,
     manifest_root: str | None,
     dbt_path: str | None,
+    encoding: str | None,
     store: str,
     jobs: int | None,
     no_cache: bool,
@@ -216,6 +234,7 @@ def harvest(
         columns=not tables_only,
         strict=strict,
         quiet=quiet,
+        encoding=encoding,
         allow_empty=allow_empty,
     )
     sys.exit(code)
@@ -238,6 +257,7 @@ def harvest(
     metavar="NAME=VALUE",
     help="Template variable for ${NAME}, ${hivevar:NAME}, #NAME#, {{ NAME }} (repeatable).",
 )
+@encoding_option
 @click.option("--format", "fmt", type=click.Choice(("json",)), default="json", show_default=True)
 def parse(
     files: tuple[str, ...],
@@ -245,6 +265,7 @@ def parse(
     schema_file: str | None,
     default_schema: str | None,
     variables: tuple[str, ...],
+    encoding: str | None,
     fmt: str,
 ) -> None:
     """Print the lineage of SQL statements as JSON, without touching the store.
@@ -260,7 +281,7 @@ def parse(
     """
     from lineage_cli.harvest.parse_run import run_parse
 
-    sys.exit(run_parse(files or ("-",), dialect, schema_file, default_schema, variables))
+    sys.exit(run_parse(files or ("-",), dialect, schema_file, default_schema, variables, encoding))
 
 
 def _walk_command(direction: str) -> Callable[..., None]:
@@ -579,6 +600,7 @@ def stats(store: str, verify: bool) -> None:
     help="Exit 1 on errors (parse errors, a removed column or table still read), also on warnings "
     "(narrowed types), also on any lineage change, or never (warn-only).",
 )
+@encoding_option
 def check(
     paths: tuple[str, ...],
     base: str | None,
@@ -588,6 +610,7 @@ def check(
     schema_file: str | None,
     fmt: str,
     fail_on: str,
+    encoding: str | None,
 ) -> None:
     """Check changed SQL: parse errors, lineage diff, downstream impact, breaking changes.
 
@@ -603,7 +626,7 @@ def check(
     """
     from lineage_cli.check.run import run_check
 
-    sys.exit(run_check(list(paths), base, store, dialect, schema_file, fmt, fail_on, staged))
+    sys.exit(run_check(list(paths), base, store, dialect, schema_file, fmt, fail_on, staged, encoding))
 
 
 def main() -> None:

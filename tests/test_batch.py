@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import concurrent.futures
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +11,8 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest import batch
-from lineage_cli.harvest.batch import harvest
+from lineage_cli.harvest.batch import harvest, harvest_plan
+from lineage_cli.harvest.plan import HarvestOptions, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.reader import open_store
@@ -120,13 +122,16 @@ def test_warehouse_fixture_harvest_reports_the_unexpandable_star_as_a_warning() 
 
 
 def test_unreadable_files_and_unknown_dialect_lines_cost_only_their_file(tmp_path) -> None:
-    (tmp_path / "a_binary.sql").write_bytes(b"\xff\xfe\x00garbage")
+    (tmp_path / "a_gone.sql").write_text("INSERT INTO a.gone SELECT 1")
     (tmp_path / "b_dialect.sql").write_text("-- dialect: nosuchsql\nINSERT INTO a.b SELECT 1")
     (tmp_path / "c_cut.sql").write_text("INSERT INTO x.y SELECT a FROM")
     (tmp_path / "d_good.sql").write_text("INSERT INTO dwh.t SELECT s.x FROM stg.s s")
-    result = harvest([tmp_path], dialect="hive", jobs=2)
+    plan = plan_harvest([tmp_path], HarvestOptions(dialect="hive"))
+    (tmp_path / "a_gone.sql").unlink()  # found, then gone before it is read
+    result = harvest_plan(plan, jobs=2)
     errors = {(i.file.rsplit("/", 1)[-1], i.message.split(":")[0]) for i in result.errors}
-    assert {file for file, _ in errors} == {"a_binary.sql", "b_dialect.sql", "c_cut.sql"}
+    assert {file for file, _ in errors} == {"a_gone.sql", "b_dialect.sql", "c_cut.sql"}
+    assert ("a_gone.sql", "cannot read file") in errors
     assert ("c_cut.sql", "Expected table name but got the end of the statement") in errors
     assert ("stg.s.x", "dwh.t.x", "projection", Subtype.IDENTITY.bit) in column_triples(result.graph)
 
@@ -145,6 +150,41 @@ def test_a_symlinked_file_is_one_statement_and_a_dangling_link_a_warning(tmp_pat
     assert transformations(result) == [f"{tmp_path / 'current.sql'}:1"], "by the first name found"
     assert [(i.file.rsplit("/", 1)[-1], i.level) for i in result.issues] == [("old.sql", "warning")]
     assert "does not exist" in result.issues[0].message
+
+
+def test_a_latin1_byte_costs_a_warning_at_its_line_and_column_not_the_file(tmp_path) -> None:
+    sql = "-- load\n-- caf\xe9 orders, € in EUR\nINSERT INTO dwh.t SELECT s.x FROM stg.s s;\n"
+    (tmp_path / "load.sql").write_bytes(sql.encode("cp1252"))
+    result = harvest([tmp_path])
+    assert result.errors == [] and result.statements == 1
+    assert [(i.line, i.col, i.level) for i in result.issues] == [(2, 7, "warning")]
+    assert "byte 0xe9 is not valid utf-8: such bytes are read as cp1252" in result.issues[0].message
+    assert ("stg.s.x", "dwh.t.x", "projection", Subtype.IDENTITY.bit) in column_triples(result.graph)
+
+
+def test_utf16_files_with_a_byte_order_mark_and_declared_encodings_are_read(tmp_path) -> None:
+    statement = "-- Café\r\nINSERT INTO dwh.t{n} SELECT s.x FROM stg.s s\r\n"
+    (tmp_path / "a_le.sql").write_bytes(codecs.BOM_UTF16_LE + statement.format(n=1).encode("utf-16-le"))
+    (tmp_path / "b_be.sql").write_bytes(codecs.BOM_UTF16_BE + statement.format(n=2).encode("utf-16-be"))
+    (tmp_path / "c_bom.sql").write_bytes(codecs.BOM_UTF8 + statement.format(n=3).encode())
+    declared = "-- dialect: hive\n-- encoding: latin-1\nCREATE TABLE dwh.t4 AS SELECT s.x AS café FROM stg.s s"
+    (tmp_path / "d_declared.sql").write_bytes(declared.encode("latin-1"))
+    (tmp_path / "e_option.sql").write_bytes("CREATE TABLE dwh.t5 AS SELECT s.x AS €uro FROM stg.s s".encode("cp1252"))
+    result = harvest([tmp_path], encoding="cp1252")
+    assert result.issues == []
+    assert {(s, t) for s, t, k, _ in column_triples(result.graph) if k == "projection"} == {
+        *(("stg.s.x", f"dwh.t{n}.x") for n in range(1, 4)),
+        ("stg.s.x", "dwh.t4.café"),
+        ("stg.s.x", "dwh.t5.€uro"),
+    }
+    assert transformations(result)[0].endswith("a_le.sql:2"), "lines of a UTF-16 file count as the file's"
+
+
+def test_the_encoding_is_part_of_the_cache_key(tmp_path) -> None:
+    (tmp_path / "t.sql").write_bytes("INSERT INTO dwh.t SELECT s.x AS \xe9 FROM stg.s s".encode("latin-1"))
+    cache = tmp_path / "cache"
+    assert harvest([tmp_path / "t.sql"], cache_dir=cache).issues != []
+    assert harvest([tmp_path / "t.sql"], cache_dir=cache, encoding="latin-1").issues == []
 
 
 def test_workers_are_capped_at_the_cpus_this_process_may_use(tmp_path, monkeypatch) -> None:

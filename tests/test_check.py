@@ -419,3 +419,17 @@ def test_github_annotations_of_names_holding_escape_characters(tmp_path: Path) -
 )
 def test_narrower(old: str | None, new: str, narrowed: bool) -> None:
     assert narrower(old, new) is narrowed
+
+
+def test_a_file_not_in_utf8_is_checked_in_both_versions_with_a_warning(repo: Path) -> None:
+    path = repo / "sql" / "ods.sql"
+    path.write_bytes(("-- Bestellungen für den Mart\n" + ODS).encode("latin-1"))
+    git(repo, "commit", "-q", "-am", "a Latin-1 comment")
+    dropped = ODS.replace("amount, customer)\nSELECT o.id, o.amount, o.customer", "amount)\nSELECT o.id, o.amount")
+    path.write_bytes(("-- Bestellungen für den Mart\n" + dropped).encode("latin-1"))
+    outcome = run("--base", "HEAD", "--fail-on", "breaking")
+    assert outcome.exit_code == 1, outcome.output
+    assert "sql/ods.sql:1:18: warning: byte 0xfc is not valid utf-8" in outcome.stderr
+    assert "ods.orders.customer is no longer written" in outcome.stdout
+    declared = run("--base", "HEAD", "--encoding", "latin-1")
+    assert "warning: byte" not in declared.stderr and "ods.orders.customer" in declared.stdout

@@ -225,3 +225,22 @@ def test_jobs_beyond_the_cpus_are_capped_with_a_note(runner, tmp_path, monkeypat
     assert outcome.exit_code == 0, outcome.output
     assert outcome.stderr.count("note: --jobs 64 capped at 2, the CPUs this process may use") == 1
     assert "capped" not in runner.invoke(cli, ["harvest", "t.sql", "--jobs", "2"]).stderr
+
+
+def test_encoding_options_of_harvest_parse_and_check(runner, tmp_path) -> None:
+    (tmp_path / "latin.sql").write_bytes("-- für\nINSERT INTO dwh.t SELECT s.x AS größe FROM stg.s s".encode("latin-1"))
+    for command in (["harvest", "latin.sql"], ["parse", "latin.sql"], ["check", "latin.sql"]):
+        plain = runner.invoke(cli, command)
+        assert plain.exit_code == 0, plain.output
+        assert "latin.sql:1:5: warning: byte 0xfc is not valid utf-8" in plain.stderr or (
+            command[0] == "parse" and json.loads(plain.stdout)["warnings"][0]["line"] == 1
+        ), command
+        declared = runner.invoke(cli, [*command, "--encoding", "latin-1"])
+        assert declared.exit_code == 0 and "warning" not in declared.stderr, declared.output
+    parsed = json.loads(runner.invoke(cli, ["parse", "latin.sql", "--encoding", "latin-1"]).stdout)
+    assert parsed["warnings"] == [] and parsed["statements"][0]["columns"][0]["target"] == "dwh.t.größe"
+    utf16 = "INSERT INTO dwh.u SELECT x FROM stg.s".encode("utf-16")  # with its byte-order mark
+    piped = runner.invoke(cli, ["parse"], input=utf16)
+    assert json.loads(piped.stdout)["statements"][0]["targets"] == ["dwh.u"]
+    unknown = runner.invoke(cli, ["harvest", "latin.sql", "--encoding", "klingon"])
+    assert unknown.exit_code == 2 and "unknown encoding 'klingon'" in unknown.stderr

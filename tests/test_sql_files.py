@@ -1,4 +1,5 @@
-"""Which files a harvest of PATHs reads, in which order, under which names, and what it says of the rest."""
+"""Which files a harvest of PATHs reads, in which order, under which names, what it says of the rest, and how
+their bytes become text."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lineage_cli.harvest.files import display_path, sql_files
+from lineage_cli.harvest.sql_text import decode_sql
 
 
 def found_paths(paths: list) -> list[str]:
@@ -111,3 +113,41 @@ def test_a_directory_that_cannot_be_listed_is_a_warning_and_the_search_goes_on(
     assert [str(issue) for issue in found.issues] == [
         "sql/private: warning: cannot read directory: Permission denied; the files in it are not harvested"
     ]
+
+
+def test_a_byte_the_encoding_cannot_decode_is_kept_and_located() -> None:
+    data = "SELECT 'é'\r\n  , '".encode() + b"\x81\x80\xe9'\r\nFROM t"
+    decoded = decode_sql(data, "x.sql")
+    assert decoded.text == "SELECT 'é'\n  , '\x81€é'\nFROM t", (
+        "valid UTF-8 stays; each bad byte is one cp1252 character"
+    )
+    assert [(w.line, w.col, w.message.split(":")[0]) for w in decoded.warnings] == [
+        (2, 6, "byte 0x81 is not valid utf-8")
+    ]
+    assert "\ufffd" not in decoded.text
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding", "text", "warned"),
+    [
+        (b"\xef\xbb\xbf-- encoding: latin-1\nSELECT '\xc3\xa9'", None, "-- encoding: latin-1\nSELECT 'é'", []),
+        ("SELECT 'é'".encode("utf-16-be"), "utf-16-be", "SELECT 'é'", []),
+        (
+            b"\n-- dialect: hive\n-- encoding: cp1252\nSELECT '\x80'",
+            "latin-1",
+            "\n-- dialect: hive\n-- encoding: cp1252\nSELECT '€'",
+            [],
+        ),
+        (b"SELECT 1;\n-- encoding: cp1252\nSELECT '\xe9'", "latin-1", "SELECT 1;\n-- encoding: cp1252\nSELECT 'é'", []),
+        (
+            b"-- encoding: klingon\nSELECT 1",
+            None,
+            "-- encoding: klingon\nSELECT 1",
+            [(1, "unknown encoding 'klingon': read as utf-8")],
+        ),
+    ],
+    ids=["a byte-order mark wins", "--encoding", "a header wins over --encoding", "only a leading header", "unknown"],
+)
+def test_which_encoding_a_file_is_read_in(data: bytes, encoding: str | None, text: str, warned: list) -> None:
+    decoded = decode_sql(data, "x.sql", encoding)
+    assert (decoded.text, [(w.line, w.message) for w in decoded.warnings]) == (text, warned)

@@ -25,15 +25,17 @@ class ChangedFile:
 
 
 def _git(root: Path, *args: str) -> str:
+    return _git_bytes(root, *args).decode(errors="replace")  # names and messages: never an exception
+
+
+def _git_bytes(root: Path, *args: str) -> bytes:
+    """What git writes, as bytes: a file's content is in the file's encoding, not git's."""
     try:
-        # SQL in git is read as the working tree's is: UTF-8, an undecodable byte replaced, never an exception.
-        done = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, encoding="utf-8", errors="replace", check=False
-        )
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
     except FileNotFoundError as error:
         raise GitError("git is not installed") from error
     if done.returncode != 0:
-        raise GitError(done.stderr.strip() or f"git {' '.join(args)} failed")
+        raise GitError(done.stderr.decode(errors="replace").strip() or f"git {' '.join(args)} failed")
     return done.stdout
 
 
@@ -113,18 +115,18 @@ def changed_sql(root: Path, base: str, *, staged: bool = False) -> list[ChangedF
     return [ChangedFile(path, status) for path, status in sorted(changed.items()) if path.lower().endswith(".sql")]
 
 
-def show(root: Path, base: str, path: str) -> str | None:
-    """The text of ``path`` at ``base``, or None when it did not exist there."""
+def show(root: Path, base: str, path: str) -> bytes | None:
+    """The content of ``path`` at ``base``, or None when it did not exist there."""
     return _show(root, f"{base}:{path}")
 
 
-def show_staged(root: Path, path: str) -> str | None:
-    """The text of ``path`` in the index, or None when it is not staged."""
+def show_staged(root: Path, path: str) -> bytes | None:
+    """The content of ``path`` in the index, or None when it is not staged."""
     return _show(root, f":{path}")
 
 
-def _show(root: Path, spec: str) -> str | None:
+def _show(root: Path, spec: str) -> bytes | None:
     try:
-        return _git(root, "show", spec)
+        return _git_bytes(root, "show", spec)
     except GitError:
         return None

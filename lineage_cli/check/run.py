@@ -16,6 +16,7 @@ from lineage_cli.check.report import markdown_summary, render
 from lineage_cli.check.rules import file_findings
 from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
+from lineage_cli.harvest.sql_text import decode_sql
 from lineage_cli.profiles import ProfileError, load_profile
 from lineage_cli.store.layout import StoreError
 from lineage_cli.store.reader import Store, open_store
@@ -46,8 +47,12 @@ def check(
     catalog: SchemaCatalog,
     *,
     staged: bool = False,
+    encoding: str | None = None,
 ) -> CheckResult:
-    files = _staged_files() if staged else _named_files(paths, base) if paths else _changed_files(base)
+    if staged:
+        files = _staged_files(encoding)
+    else:
+        files = _named_files(paths, base, encoding) if paths else _changed_files(base, encoding)
     result = CheckResult(files=len(files))
     for target in files:
         before = analyse(target.base, target.path, dialect, catalog)
@@ -57,35 +62,58 @@ def check(
     return result
 
 
-def _changed_files(base: str | None) -> list[Target]:
+def _changed_files(base: str | None, encoding: str | None) -> list[Target]:
     try:
         root = git.repo_root(Path.cwd())
         commit = git.resolve_base(root, base, for_diff=True)
         changed = git.changed_sql(root, commit)
-        return [_target(root, commit, c.path, c.status != "removed") for c in changed]
+        return [_target(root, commit, c.path, c.status != "removed", encoding) for c in changed]
     except git.GitError as error:
         raise CheckError(str(error)) from error
 
 
-def _staged_files() -> list[Target]:
+def _staged_files(encoding: str | None) -> list[Target]:
     """The staged change as a whole, the index against HEAD: deletions included, which a pre-commit hook is
     never told of (it names only the files that exist), and the staged text, not the working tree's."""
     try:
         root = git.repo_root(Path.cwd())
         head = git.head_or_empty_tree(root)
         changed = git.changed_sql(root, head, staged=True)
-        return [Target(c.path, git.show_staged(root, c.path), git.show(root, head, c.path)) for c in changed]
+        return [
+            Target(
+                c.path,
+                _checked_text(git.show_staged(root, c.path), c.path, encoding),
+                _base_text(git.show(root, head, c.path), c.path, encoding),
+            )
+            for c in changed
+        ]
     except git.GitError as error:
         raise CheckError(str(error)) from error
 
 
-def _target(root: Path, commit: str, path: str, exists: bool) -> Target:
+def _target(root: Path, commit: str, path: str, exists: bool, encoding: str | None) -> Target:
     # Paths stay relative to the repository root: GitHub annotations and SARIF locations need that.
-    now = (root / path).read_text(encoding="utf-8", errors="replace") if exists else None
-    return Target(path, now, git.show(root, commit, path))
+    now = _checked_text((root / path).read_bytes(), path, encoding) if exists else None
+    return Target(path, now, _base_text(git.show(root, commit, path), path, encoding))
 
 
-def _named_files(paths: list[str], base: str | None) -> list[Target]:
+def _checked_text(data: bytes | None, display: str, encoding: str | None) -> str | None:
+    """The text of the version checked (None when it is gone); bytes its encoding cannot decode are warnings
+    on stderr."""
+    if data is None:
+        return None
+    read = decode_sql(data, display, encoding)
+    for warning in read.warnings:
+        click.echo(str(warning), err=True)
+    return read.text
+
+
+def _base_text(data: bytes | None, display: str, encoding: str | None) -> str | None:
+    """The text at the base, decoded as the checked one's (its warnings are the base's, not the change's)."""
+    return decode_sql(data, display, encoding).text if data is not None else None
+
+
+def _named_files(paths: list[str], base: str | None, encoding: str | None) -> list[Target]:
     """The files named on the command line; their base versions when git can give them.
 
     A pre-commit hook names the staged files and may run where no default branch exists: then each
@@ -96,13 +124,14 @@ def _named_files(paths: list[str], base: str | None) -> list[Target]:
     except git.GitError:
         if base is not None:
             raise CheckError("--base needs a git repository") from None
-        return [Target(path, Path(path).read_text(encoding="utf-8", errors="replace"), None) for path in paths]
+        return [Target(path, _checked_text(Path(path).read_bytes(), path, encoding), None) for path in paths]
     commit = _optional_base(root, base)
     targets = []
     for path in paths:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        text = _checked_text(Path(path).read_bytes(), path, encoding)
         relative = _relative(root, path)
-        targets.append(Target(path, text, git.show(root, commit, relative) if commit and relative else None))
+        before = git.show(root, commit, relative) if commit and relative else None
+        targets.append(Target(path, text, _base_text(before, path, encoding)))
     return targets
 
 
@@ -131,6 +160,7 @@ def run_check(
     fmt: str,
     fail_on: str,
     staged: bool = False,
+    encoding: str | None = None,
 ) -> int:
     """The command: print the findings in ``fmt``, return the exit status (0 clean, 1 failing, 2 usage).
 
@@ -144,7 +174,7 @@ def run_check(
             load_profile(dialect)
         catalog = SchemaCatalog.from_file(schema_file) if schema_file else SchemaCatalog()
         store = _open_store(store_path)
-        result = check(paths, base, store, dialect, catalog, staged=staged)
+        result = check(paths, base, store, dialect, catalog, staged=staged, encoding=encoding)
     except (CheckError, ProfileError, SchemaError, StoreError, OSError) as error:
         click.echo(f"error: {error}", err=True)
         return 2

@@ -77,4 +77,9 @@ def _statement(file: str, lineage: StatementLineage) -> dict[str, Any]:
 
 def _issues(issues: list[Issue], level: str) -> list[dict[str, Any]]:
     chosen = sorted((i for i in issues if i.level == level), key=lambda i: (i.file, i.line, i.message))
-    return [{"file": i.file, "line": i.line, "message": i.message} for i in chosen]
+    return [issue_dict(i) for i in chosen]
+
+
+def issue_dict(issue: Issue) -> dict[str, Any]:
+    """An error or warning as the JSON contract has it."""
+    return {"file": issue.file, "line": issue.line, "message": issue.message}

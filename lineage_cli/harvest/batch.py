@@ -33,6 +33,7 @@ from lineage_cli.harvest.cache import FileCache, HarvestMemo
 from lineage_cli.harvest.flows import apply_step
 from lineage_cli.harvest.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.sql_text import SqlText, read_sql_file
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
 
@@ -110,11 +111,13 @@ def harvest(
     on_file: Callable[[FileOutcome], None] | None = None,
     manifest: Manifest | None = None,
     dbt: DbtProject | None = None,
+    encoding: str | None = None,
 ) -> Harvest:
     """Harvest every SQL file under ``paths``, a flow ``manifest``'s steps and a ``dbt`` project into one graph.
 
-    ``jobs`` is capped at the CPUs this process may use."""
-    options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
+    ``encoding`` is that of files with no byte-order mark or ``-- encoding:`` line (``sql_text.py``); ``jobs``
+    is capped at the CPUs this process may use."""
+    options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
     plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
     return harvest_plan(plan, jobs=jobs, cache_dir=cache_dir, on_file=on_file)
 
@@ -265,9 +268,14 @@ def _digest(unit: Unit) -> str:
 
 
 def _declares_tables(unit: Unit) -> bool:
-    """Whether the unit may hold DDL, by a look at its bytes (read again: only a harvest that analyses asks)."""
-    data = _content(unit)
-    return data is not None and _DDL_HINT.search(data) is not None
+    """Whether the unit may hold DDL, by a look at its text (read again: only a harvest that analyses asks).
+
+    Searched as UTF-8 bytes: a bytes pattern runs twice as fast as the same ``str`` one, which ignores case
+    the Unicode way, and the text, not the file's bytes, is what a UTF-16 file's keywords can be found in."""
+    try:
+        return _DDL_HINT.search(_text(unit).text.encode()) is not None
+    except OSError:
+        return False  # its analysis reports why
 
 
 def _content(unit: Unit) -> bytes | None:
@@ -279,6 +287,13 @@ def _content(unit: Unit) -> bytes | None:
             return file.read()
     except OSError:
         return None
+
+
+def _text(unit: Unit) -> SqlText:
+    """The unit's SQL: inline, or its file's (``sql_text.py``); ``OSError`` when the file cannot be read."""
+    if unit.text is not None:
+        return SqlText(unit.text)
+    return read_sql_file(str(unit.path), unit.display, unit.options.encoding)
 
 
 def analyze_file(task: _Task) -> FileOutcome:
@@ -301,10 +316,11 @@ def _analyze_unit(task: _Task) -> FileOutcome:
     unit, options = task.unit, task.unit.options
     outcome = FileOutcome(unit.display)
     try:
-        sql = unit.text if unit.text is not None else Path(str(unit.path)).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
+        read = _text(unit)
+    except OSError as error:
         outcome.issues.append(Issue(unit.display, 1, f"cannot read file: {error}"))
         return outcome
+    sql = read.text
     if task.ddl_only:
         outcome.learned = _scan_ddl(sql, options)
         return outcome
@@ -320,7 +336,8 @@ def _analyze_unit(task: _Task) -> FileOutcome:
         defaults=dict(options.defaults),
         relations=dict(options.relations),
     )
-    outcome.statements, outcome.issues, outcome.defaults = script.statements, script.issues, script.defaults
+    outcome.statements, outcome.defaults = script.statements, script.defaults
+    outcome.issues = [*read.warnings, *script.issues]
     outcome.lineage = [_record(statement) for statement in script.lineage]
     if catalog is not None and before is not None:
         outcome.learned = catalog.learned_since(before)

@@ -8,14 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from lineage_cli.harvest import quiet_sqlglot
-from lineage_cli.harvest.api import parse_sql
+from lineage_cli.harvest.api import issue_dict, parse_sql
 from lineage_cli.harvest.run import load_variables
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
+from lineage_cli.harvest.sql_text import decode_sql, read_sql_file
 from lineage_cli.profiles import ProfileError
 
 
 def run_parse(
-    files: tuple[str, ...], dialect: str, schema_file: str | None, default_schema: str | None, pairs: tuple[str, ...]
+    files: tuple[str, ...],
+    dialect: str,
+    schema_file: str | None,
+    default_schema: str | None,
+    pairs: tuple[str, ...],
+    encoding: str | None = None,
 ) -> int:
     quiet_sqlglot()
     try:
@@ -23,10 +29,14 @@ def run_parse(
         schema = SchemaCatalog.from_file(Path(schema_file)) if schema_file else None
         combined: dict[str, Any] = {"statements": [], "errors": [], "warnings": []}
         for file in files:
-            sql, name = (sys.stdin.read(), "<stdin>") if file == "-" else (_read(file), file)
+            if file == "-":
+                name, read = "<stdin>", decode_sql(sys.stdin.buffer.read(), "<stdin>", encoding)
+            else:
+                name, read = file, read_sql_file(file, file, encoding)
             result = parse_sql(
-                sql, dialect=dialect, schema=schema, variables=variables, default_schema=default_schema, file=name
+                read.text, dialect=dialect, schema=schema, variables=variables, default_schema=default_schema, file=name
             )
+            combined["warnings"].extend(issue_dict(warning) for warning in read.warnings)
             for part in combined:
                 combined[part].extend(result[part])
     except (ValueError, OSError, SchemaError, ProfileError) as error:
@@ -35,7 +45,3 @@ def run_parse(
     json.dump(combined, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0
-
-
-def _read(file: str) -> str:
-    return Path(file).read_text(encoding="utf-8-sig")

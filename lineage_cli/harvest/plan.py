@@ -43,6 +43,7 @@ class HarvestOptions:
     columns: bool = True
     defaults: Pairs = ()
     relations: Pairs = ()  # dbt ref:/source:/this -> relation, for a model's raw SQL
+    encoding: str | None = None  # --encoding: of files with no byte-order mark or `-- encoding:` line
 
     def fingerprint(self) -> str:
         return repr(
@@ -53,6 +54,7 @@ class HarvestOptions:
                 self.columns,
                 self.defaults,
                 self.relations,
+                self.encoding,
                 __version__,
             )
         )

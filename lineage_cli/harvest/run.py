@@ -90,6 +90,7 @@ def run_harvest(
     columns: bool = True,
     strict: bool = False,
     quiet: bool = False,
+    encoding: str | None = None,
     allow_empty: bool = False,
 ) -> int:
     from rich.text import Text
@@ -102,7 +103,7 @@ def run_harvest(
         manifest = _load_manifest(manifest_file, manifest_root)
         dbt = _load_dbt(dbt_path, dialect)
         profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
-        options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults))
+        options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
     except (ValueError, OSError) as error:  # ProfileError, SchemaError, ManifestError and DbtError are ValueErrors
         console.print(Text.assemble(("error:", "red"), f" {error}"))
