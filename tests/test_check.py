@@ -243,7 +243,7 @@ def test_the_pre_commit_hook_checks_the_staged_change_as_a_whole() -> None:
     assert hook["require_serial"] is True  # one store, one index: no parallel batches
 
 
-def test_sql_that_is_not_utf8_in_git_is_read_with_replacement(repo: Path) -> None:
+def test_sql_that_is_not_utf8_in_git_is_checked_against_every_kind_of_base(repo: Path) -> None:
     (repo / "sql" / "rpt.sql").write_bytes(RPT.encode() + b"-- caf\xe9\n")
     git(repo, "commit", "-q", "-am", "a Latin-1 comment")
     (repo / "sql" / "rpt.sql").write_text(RPT.replace("total > 100", "total > 1000"))
