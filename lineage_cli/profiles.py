@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
+from lineage_cli.yamlsafe import load
 
 _PACKAGED = Path(__file__).resolve().parent / "dialects"
 _CHECKOUT = Path(__file__).resolve().parent.parent / "dialects"
@@ -117,9 +117,9 @@ def load_profile(name: str | None) -> DialectProfile:
 
 def _profile_from_file(path: Path) -> DialectProfile:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as error:
-        raise ProfileError(f"{path}: {error}") from error
+        data = load(path.read_text(encoding="utf-8"), str(path)) or {}
+    except ValueError as error:
+        raise ProfileError(str(error)) from None
     if not isinstance(data, dict) or "sqlglot_dialect" not in data:
         raise ProfileError(f"{path}: expected a mapping with at least 'sqlglot_dialect'")
     return DialectProfile(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,8 @@ def test_locations_and_names_print_as_written_not_as_emoji_or_markup(runner, tmp
     (tmp_path / "m[" / "x].yaml").write_text("entries: [\n")
     outcome = runner.invoke(cli, ["harvest", "--manifest", "m[/x].yaml", "--no-cache"])
     assert outcome.exit_code == 2
-    assert outcome.stderr == "error: m[/x].yaml:2:1: expected the node content, but found '<stream end>'\n"
+    # the problem's wording is libyaml's or PyYAML's, whichever reads it
+    assert re.fullmatch(r"error: m\[/x\]\.yaml:\d+:\d+: not valid YAML: [^\n]+\n", outcome.stderr)
 
 
 def test_store_option_and_environment(runner, monkeypatch) -> None:

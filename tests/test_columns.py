@@ -17,6 +17,7 @@ from lineage_cli import parse_sql
 from lineage_cli.harvest.harvester import analyze_script
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
 from lineage_cli.harvest.templates import substitute
+from tests.bounded import run_bounded, yaml_bomb
 from tests.conftest import generate_warehouse
 
 SEMANTICS = Path(__file__).resolve().parents[1] / "docs" / "lineage-semantics.md"
@@ -654,6 +655,20 @@ def test_schema_shapes(tmp_path):
     assert SchemaCatalog.from_file(tmp_path / "schema.json").types("s.t") == {"a": "INT"}
     with pytest.raises(SchemaError):
         SchemaCatalog.from_mapping({"s.t": 3})
+
+
+def test_an_alias_bomb_in_a_schema_is_refused_before_it_is_read(tmp_path):
+    (tmp_path / "schema.yaml").write_text(yaml_bomb() + "s.t: *l8\n")
+    code = (
+        "from lineage_cli.harvest.schema import SchemaCatalog, SchemaError\n"
+        "try:\n    SchemaCatalog.from_file('schema.yaml')\nexcept SchemaError as error:\n    print(error)\n"
+    )
+    run = run_bounded(code, cwd=tmp_path, seconds=30)
+    assert (
+        run.stdout.strip()
+        == "schema.yaml:6:5: YAML aliases expand to more than 100,000 nodes: refused (an alias bomb?)"
+    )
+    assert run.seconds < 2 and run.peak_mb < 300
 
 
 def test_templates_keep_unknown_placeholders_and_line_numbers():

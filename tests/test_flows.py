@@ -13,6 +13,7 @@ from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.manifest import ManifestError, load_manifest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import EdgeType, NodeKind, Subtype
+from tests.bounded import run_bounded, yaml_bomb
 from tests.conftest import REPO, generate_warehouse
 from tests.storeview import golden, read_store
 
@@ -201,6 +202,33 @@ def test_bad_manifests_are_reported(tmp_path) -> None:
     outcome = runner.invoke(cli, ["harvest", "--manifest", str(tmp_path / "no_entries.yaml"), "--store", "x.lin"])
     assert outcome.exit_code == 2 and "entries" in outcome.output
     assert runner.invoke(cli, ["harvest"]).exit_code == 2
+
+
+def test_manifest_variables_must_be_single_values(tmp_path) -> None:
+    (tmp_path / "a.sql").write_text("INSERT INTO ${db}.a SELECT s.x FROM stg.s s")
+    (tmp_path / "m.yaml").write_text(
+        "entries:\n  - {sql_file: a.sql, vars: {db: [ods, dwh]}}\n  - {sql_file: a.sql, vars: {db: ods}}\n"
+    )
+    manifest = load_manifest(tmp_path / "m.yaml")
+    expected = "variable 'db': expected a single value (text, number, true/false, date or null), got a list"
+    assert [(i.line, i.message) for i in manifest.issues] == [(2, f"manifest entry: vars: {expected}")]
+    assert [e.variables for e in manifest.entries] == [(("db", "ods"),)]
+    (tmp_path / "top.yaml").write_text("vars: {db: {nested: x}}\nentries:\n  - {sql_file: a.sql}\n")
+    with pytest.raises(
+        ManifestError, match=r"top.yaml: vars: variable 'db': expected a single value .*, got a mapping"
+    ):
+        load_manifest(tmp_path / "top.yaml")
+
+
+def test_an_alias_bomb_in_a_manifest_is_refused(tmp_path) -> None:
+    (tmp_path / "m.yaml").write_text(yaml_bomb() + "entries:\n  - {target: ods.t, sources: *l8}\n")
+    code = (
+        "from lineage_cli.harvest.manifest import ManifestError, load_manifest\n"
+        "try:\n    load_manifest('m.yaml')\nexcept ManifestError as error:\n    print(error)\n"
+    )
+    run = run_bounded(code, cwd=tmp_path, seconds=30)
+    assert run.stdout.strip() == "m.yaml:6:5: YAML aliases expand to more than 100,000 nodes: refused (an alias bomb?)"
+    assert run.seconds < 2 and run.peak_mb < 300
 
 
 def test_results_do_not_depend_on_the_number_of_workers(tmp_path) -> None:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from lineage_cli.cli import cli
 from lineage_cli.model import EdgeType
 from lineage_cli.walk.plan import PlanError, builtin_plans, load_plan, resolve_plan
+from tests.bounded import run_bounded, yaml_bomb
 from tests.conftest import REPO
 
 YAML_PLAN = """\
@@ -162,3 +163,35 @@ def test_walkplans_command_lists_and_prints_the_builtin_plans() -> None:
 def test_walkplan_replaces_the_shortcut_flags(tmp_path) -> None:
     outcome = CliRunner().invoke(cli, ["up", "x", "--walkplan", "tables", "--predicates"])
     assert outcome.exit_code == 2 and "--walkplan replaces" in outcome.output
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("name: x\nedges:\n  - edge: read\n    conditions:\n      schema: !!python/object/apply:os.system [id]\n", 5),
+        ("name: !!python/name:os.system\nedges:\n  - edge: read\n", 1),
+        ("name: x\nedges:\n  - edge: read\n    when_arg: !!python/object/new:os.system [id]\n", 4),
+    ],
+)
+def test_a_yaml_tag_that_would_build_an_object_is_an_error_at_its_line(tmp_path, warehouse_store, text, line) -> None:
+    path = write(tmp_path, "evil.yaml", text)
+    with pytest.raises(PlanError, match=rf"^{re.escape(str(path))}:{line}:\d+: the YAML tag !!python/\S+ is not plain"):
+        load_plan(path)
+    outcome = CliRunner().invoke(cli, ["up", "dwh.fct_sales", "--walkplan", str(path), "--store", str(warehouse_store)])
+    assert outcome.exit_code == 1  # one line, not a traceback
+    assert re.match(
+        rf"error: {re.escape(str(path))}:{line}:\d+: the YAML tag !!python/\S+ is not plain data", outcome.output
+    )
+    assert outcome.output.count("\n") == 1
+
+
+def test_an_alias_bomb_in_a_plans_conditions_is_refused_at_once(tmp_path) -> None:
+    plan = yaml_bomb() + "name: bomb\nedges:\n  - edge: read\n    conditions:\n      schema: *l8\n"
+    path = write(tmp_path, "bomb.yaml", plan)
+    code = (
+        "from lineage_cli.walk.plan import PlanError, load_plan\n"
+        f"try:\n    load_plan({str(path)!r})\nexcept PlanError as error:\n    print(error)\n"
+    )
+    run = run_bounded(code)
+    assert run.stdout.strip() == f"{path}:6:5: YAML aliases expand to more than 100,000 nodes: refused (an alias bomb?)"
+    assert run.seconds < 2 and run.peak_mb < 200

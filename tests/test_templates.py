@@ -12,8 +12,9 @@ from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.harvester import analyze_template
 from lineage_cli.harvest.jinja import render_jinja
-from lineage_cli.harvest.templates import render
+from lineage_cli.harvest.templates import read_vars_file, render
 from lineage_cli.model import EdgeType, Graph, NodeKind
+from tests.bounded import run_bounded, yaml_bomb
 from tests.storeview import read_store
 
 
@@ -296,3 +297,44 @@ def test_a_value_beats_a_default_and_the_vars_file_holds_both(tmp_path, monkeypa
 def test_render_maps_lines_and_tokens_back() -> None:
     out = render("{% if a %}\nX\n{% endif %}\nSELECT * FROM #s#.t", {})
     assert out.source_line(2) == 4 and out.placeholders.restore(out.text.splitlines()[1]) == "SELECT * FROM #s#.t"
+
+
+# ----------------------------------------------------------------------------- variables from YAML
+
+
+def test_an_alias_bomb_in_a_vars_file_is_refused_at_once(tmp_path) -> None:
+    (tmp_path / "load.sql").write_text("INSERT INTO ${l8}.t SELECT a FROM stg.s")
+    (tmp_path / "vars.yaml").write_text(yaml_bomb())
+    code = (
+        "from lineage_cli.cli import cli\n"
+        "cli(['harvest', 'load.sql', '--vars', 'vars.yaml', '--store', 'g.lin', '--no-cache'], standalone_mode=False)\n"
+    )
+    run = run_bounded(code, cwd=tmp_path, seconds=30)
+    assert "error: vars.yaml:6:5: YAML aliases expand to more than 100,000 nodes: refused" in run.stderr
+    assert run.returncode == 2 and not (tmp_path / "g.lin").exists()
+    assert run.seconds < 2 and run.peak_mb < 300
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "kind"),
+    [
+        ("db: [ods, dwh]\n", "db", "list"),
+        ("db: ods\nsettings: {a: 1}\n", "settings", "mapping"),
+        ("db: ods\ndefaults:\n  src: [stg]\n", "src", "list"),
+    ],
+)
+def test_a_variable_must_be_a_single_value(tmp_path, monkeypatch, text, key, kind) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "load.sql").write_text("INSERT INTO ${db}.t SELECT a FROM stg.s")
+    (tmp_path / "vars.yaml").write_text(text)
+    outcome = CliRunner().invoke(cli, ["harvest", "load.sql", "--vars", "vars.yaml", "-q"])
+    assert outcome.exit_code == 2
+    assert f"variable '{key}': expected a single value (text, number, true/false, date or null), got a {kind}" in (
+        outcome.output
+    )
+
+
+def test_single_values_of_every_yaml_type_are_variables(tmp_path) -> None:
+    (tmp_path / "vars.yaml").write_text("db: ods\nday: 2024-01-31\nn: 7\nrate: 0.5\nflag: true\nnone: null\n")
+    values, _ = read_vars_file(tmp_path / "vars.yaml")
+    assert values == {"db": "ods", "day": "2024-01-31", "n": "7", "rate": "0.5", "flag": "True", "none": ""}

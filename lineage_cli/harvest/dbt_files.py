@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
+from lineage_cli.yamlsafe import load
 
 # `ref('name')`, `ref('package', 'name')`, `source('source', 'table')`, `config(materialized='table', ...)`
 _REF = re.compile(r"\bref\s*\(\s*(?:['\"][^'\"]+['\"]\s*,\s*)?['\"]([^'\"]+)['\"]")
@@ -47,10 +47,13 @@ def project_manifest(root: Path) -> dict[str, Any] | None:
 
 
 def _yaml(path: Path) -> Any:  # noqa: ANN401 - whatever the file holds
+    """The data of a project file; None when it cannot be read.  A file that is not plain YAML (an alias
+    bomb, a ``!!python`` tag) raises ``YamlError``: dbt itself would refuse the project."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        text = path.read_text(encoding="utf-8")
+    except OSError:
         return None
+    return load(text, str(path))
 
 
 def _paths(settings: Mapping[str, Any], key: str, default: str) -> list[str]:

@@ -30,8 +30,9 @@ from typing import Any
 import yaml
 
 from lineage_cli.harvest.files import display_path
-from lineage_cli.harvest.templates import read_vars_file
+from lineage_cli.harvest.templates import read_vars_file, template_values
 from lineage_cli.model import Issue
+from lineage_cli.yamlsafe import compose, construct
 
 _LIST_SEPARATOR = re.compile(r"[;,]")
 
@@ -91,10 +92,10 @@ def load_manifest(path: str | Path, root: str | Path | None = None) -> Manifest:
 def _yaml_rows(text: str, manifest: Manifest) -> list[tuple[int, object, int | None]]:
     """(entry line, entry, first line of its inline SQL) for each entry; the top-level keys go to ``manifest``."""
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        raise ManifestError(_yaml_problem(manifest.display, error)) from None
+        root = compose(text, manifest.display)
+        data = None if root is None else construct(root, manifest.display)
+    except ValueError as error:
+        raise ManifestError(str(error)) from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise ManifestError(f"{manifest.display}: expected a mapping with an 'entries:' list")
     _top_level(data, manifest)
@@ -105,13 +106,6 @@ def _yaml_rows(text: str, manifest: Manifest) -> list[tuple[int, object, int | N
         line = node.start_mark.line + 1 if node is not None else 1
         rows.append((line, entry, _sql_line(node)))
     return rows
-
-
-def _yaml_problem(display: str, error: yaml.YAMLError) -> str:
-    """``FILE:LINE:COL: problem`` of a YAML error, on one line: PyYAML's own message quotes the lines around it."""
-    mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error).split("\n", 1)[0]
-    return f"{display}:{mark.line + 1}:{mark.column + 1}: {problem}" if mark is not None else f"{display}: {problem}"
 
 
 def _value_node(node: yaml.Node | None, key: str) -> yaml.Node | None:
@@ -143,7 +137,10 @@ def _top_level(data: Mapping[str, Any], manifest: Manifest) -> None:
     for key, into in (("vars", manifest.variables), ("defaults", manifest.defaults)):
         value = data.get(key)
         if isinstance(value, dict):
-            into.update({str(k): "" if v is None else str(v) for k, v in value.items()})
+            try:
+                into.update(template_values(value, f"{manifest.display}: {key}"))
+            except ValueError as error:
+                raise ManifestError(str(error)) from None
         elif value is not None:
             raise ManifestError(f"{manifest.display}: '{key}' must be a mapping")
 
@@ -246,7 +243,7 @@ def _mapping(row: Mapping[str, Any], key: str) -> tuple[tuple[str, str], ...]:
         return ()
     if not isinstance(value, dict):
         raise ValueError(f"{key} must be a mapping of names to values")
-    return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in value.items()))
+    return tuple(sorted(template_values(value, key).items()))
 
 
 def _rows(value: object, problem: Any) -> int | None:

@@ -106,7 +106,7 @@ def run_harvest(
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
     except (ValueError, OSError) as error:  # ProfileError, SchemaError, ManifestError and DbtError are ValueErrors
-        console.print(Text.assemble(("error:", "red"), f" {error}"))
+        console.print(Text.assemble(("error:", "red"), f" {error}"), soft_wrap=True)  # one line, however long
         return 2
     if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
         _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry

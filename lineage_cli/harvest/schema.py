@@ -176,12 +176,12 @@ def _json(text: str, path: str | os.PathLike[str]) -> object:
 
 
 def _yaml(text: str, path: str | os.PathLike[str]) -> object:
-    import yaml  # only a YAML schema pays for it
+    from lineage_cli.yamlsafe import load  # only a YAML schema pays for yaml
 
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise SchemaError(f"{path}: {error}") from error
+        return load(text, os.fspath(path))
+    except ValueError as error:
+        raise SchemaError(str(error)) from None
 
 
 def _nests(mapping: Mapping[Any, Any]) -> bool:

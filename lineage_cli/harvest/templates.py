@@ -8,11 +8,13 @@ values (``substitute``), then parse-safe tokens for the placeholders still left 
 Its ``Rendered`` maps rendered lines back to source lines and tokens back to placeholders.
 ``substitute`` alone replaces known names and leaves unknown placeholders exactly as written;
 a value spanning several lines is joined onto one, so line numbers never move.  ``read_vars_file``
-reads a YAML vars file: values, and the defaults of its ``defaults:`` mapping.
+reads a YAML vars file: values, and the defaults of its ``defaults:`` mapping.  A value is substituted as
+text, so it must be one: a list or mapping is an error naming its variable (``template_values``).
 """
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from collections.abc import Mapping
@@ -98,17 +100,36 @@ def read_vars_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[s
 
     Values are substituted; a default only says where a placeholder without a value points to.
     """
-    import yaml  # only a run given a vars file pays for it
+    from lineage_cli.yamlsafe import load  # only a run given a vars file pays for yaml
 
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: {error}") from None
+    data = load(Path(path).read_text(encoding="utf-8"), os.fspath(path)) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of variable names to values")
     defaults = data.pop("defaults", None) if isinstance(data.get("defaults"), dict) else None
-    return _strings(data), _strings(defaults or {})
+    return template_values(data, f"{path}"), template_values(defaults or {}, f"{path}: defaults")
 
 
-def _strings(mapping: Mapping[object, object]) -> dict[str, str]:
+# What a YAML value may be to stand for a variable: its text is what is substituted.
+_SINGLE_VALUES = (str, int, float, datetime.date, type(None))
+
+
+def template_values(mapping: Mapping[object, object], where: str) -> dict[str, str]:
+    """The variables of ``mapping`` as the text substituted for them (null: empty).
+
+    A list or mapping is refused: its text would be Python's, not SQL, and a YAML alias bomb
+    held there would expand into gigabytes when printed.
+
+    >>> template_values({"day": 1, "db": "ods", "none": None}, "vars.yaml")
+    {'day': '1', 'db': 'ods', 'none': ''}
+    >>> template_values({"dbs": ["a", "b"]}, "vars.yaml")
+    Traceback (most recent call last):
+    ValueError: vars.yaml: variable 'dbs': expected a single value (text, number, true/false, date or null), got a list
+    """
+    for name, value in mapping.items():
+        if not isinstance(value, _SINGLE_VALUES):
+            expected = "a single value (text, number, true/false, date or null)"
+            kind = (
+                "mapping" if isinstance(value, Mapping) else "list" if isinstance(value, list) else type(value).__name__
+            )
+            raise ValueError(f"{where}: variable {str(name)!r}: expected {expected}, got a {kind}")
     return {str(k): "" if v is None else str(v) for k, v in mapping.items()}

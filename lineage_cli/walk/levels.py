@@ -57,15 +57,14 @@ class Datamart:
 
 def load_datamarts(path: str | Path) -> list[Datamart]:
     """A YAML mapping ``LIKE pattern on table names: datamart``, first match wins."""
-    import yaml
+    from lineage_cli.yamlsafe import load
 
     try:
-        mapping = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        mapping = load(Path(path).read_text(encoding="utf-8"), str(path))
     except OSError as error:
         raise LevelError(f"{path}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        raise LevelError(f"{path}:{mark.line + 1 if mark else 1}: not valid YAML") from None
+    except ValueError as error:
+        raise LevelError(str(error)) from None
     if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
         raise LevelError(f"{path}: expected a mapping of table name patterns to datamart names (`dwh.fct_%: sales`)")
     return [Datamart(like_regex(str(pattern).lower()), name) for pattern, name in mapping.items()]

@@ -163,13 +163,12 @@ def _json_rule(raw: dict[str, Any], origin: str) -> EdgeRule:
 def _from_yaml(text: str, origin: str) -> WalkPlan:
     import yaml
 
+    from lineage_cli.yamlsafe import compose
+
     try:
-        root = yaml.compose(text)
-    except yaml.YAMLError as error:
-        # the context mark is where the broken construct began, more useful than end-of-stream
-        mark = getattr(error, "context_mark", None) or getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        raise PlanError(f"{origin}:{line}: not valid YAML: {getattr(error, 'problem', error)}") from None
+        root = compose(text, origin)
+    except ValueError as error:  # not YAML, or an alias bomb
+        raise PlanError(str(error)) from None
     if not isinstance(root, yaml.MappingNode):
         raise PlanError(f"{origin}:1: expected a mapping with name, description and edges")
     top = _mapping(root, origin)
@@ -205,7 +204,7 @@ def _scalar(mapping: dict[str, tuple[yaml.Node, yaml.Node]], key: str, origin: s
     node = mapping[key][1]
     if not isinstance(node, yaml.ScalarNode):
         raise PlanError(f"{origin}:{_line(node)}: expected a single value for `{key}`")
-    return _value(node)
+    return _value(node, origin)
 
 
 def _rule(mapping: dict[str, tuple[yaml.Node, yaml.Node]], origin: str, line: int) -> EdgeRule:
@@ -214,7 +213,7 @@ def _rule(mapping: dict[str, tuple[yaml.Node, yaml.Node]], origin: str, line: in
     for key, (key_node, _) in mapping.items():
         if key not in _RULE_KEYS:
             raise PlanError(f"{origin}:{_line(key_node)}: unknown rule field `{key}`; expected {_listing(_RULE_KEYS)}")
-    raw = {key: _value(node) for key, (_, node) in mapping.items()}
+    raw = {key: _value(node, origin) for key, (_, node) in mapping.items()}
     lines = {key: _line(node) for key, (_, node) in mapping.items()}
     conditions = mapping.get("conditions")
     if conditions is not None and isinstance(conditions[1], yaml.MappingNode):
@@ -222,10 +221,14 @@ def _rule(mapping: dict[str, tuple[yaml.Node, yaml.Node]], origin: str, line: in
     return build_rule(raw, origin, lambda key: lines.get(key, lines.get(key.split(".")[0], line)))
 
 
-def _value(node: yaml.Node) -> Any:
-    import yaml
+def _value(node: yaml.Node, origin: str) -> Any:
+    """Plain data only: a tag such as ``!!python/object`` is an error at its line, never code."""
+    from lineage_cli.yamlsafe import construct
 
-    return yaml.safe_load(yaml.serialize(node))
+    try:
+        return construct(node, origin)
+    except ValueError as error:
+        raise PlanError(str(error)) from None
 
 
 # -- XML -------------------------------------------------------------------------------------------
