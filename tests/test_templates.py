@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.harvester import analyze_template
 from lineage_cli.harvest.jinja import render_jinja
+from lineage_cli.harvest.render_budget import Limits
 from lineage_cli.harvest.templates import read_vars_file, render
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.bounded import run_bounded, yaml_bomb
@@ -297,6 +300,102 @@ def test_a_value_beats_a_default_and_the_vars_file_holds_both(tmp_path, monkeypa
 def test_render_maps_lines_and_tokens_back() -> None:
     out = render("{% if a %}\nX\n{% endif %}\nSELECT * FROM #s#.t", {})
     assert out.source_line(2) == 4 and out.placeholders.restore(out.text.splitlines()[1]) == "SELECT * FROM #s#.t"
+
+
+# ----------------------------------------------------------------------------- the render budget
+
+# Each bomb sits on line 2, after a statement; (template, the limit it must be stopped by).
+JINJA_BOMBS = {
+    "nested loops": (
+        "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+        "limit of 1,000,000 loop iterations",
+    ),
+    "power": ("{{ 7 ** (7 ** 12) }}", "limit of 4,096-bit numbers"),
+    "squaring": (
+        "{% set ns = namespace(n=3) %}{% for i in range(64) %}{% set ns.n = ns.n * ns.n %}{% endfor %}",
+        "limit of 4,096-bit numbers",
+    ),
+    "string repeat": ('{{ "x" * 3000000000 }}', "limit of 16,777,216 characters for a value"),
+    "list repeat": ("{{ [0] * 3000000000 }}", "limit of 1,000,000 items for a list"),
+    "doubling ~": (
+        '{% set ns = namespace(s="x") %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}',
+        "limit of 16,777,216 characters for a value",
+    ),
+    "doubling +": (
+        '{% set ns = namespace(s="x") %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}',
+        "limit of 16,777,216 characters for a value",
+    ),
+    "padding method": ('{{ "x".ljust(3000000000) }}', "limit of 16,777,216 characters for a value"),
+    "padding filter": ('{{ "x" | center(3000000000) }}', "limit of 16,777,216 characters for a value"),
+    "printf width": ('{{ "%3000000000s" % "x" }}', "limit of 16,777,216 characters for a value"),
+    "format width": ('{{ "{:>3000000000}".format("x") }}', "limit of 16,777,216 characters for a value"),
+    "replace": ('{{ ("x" * 10000000) | replace("x", "xx") }}', "limit of 16,777,216 characters for a value"),
+    "join": ('{{ ("y" * 1000).join(["x"] * 100000) }}', "limit of 16,777,216 characters for a value"),
+    "a buffer behind the output": (
+        '{% set big = "x" * 10000000 %}{% set t %}{% for i in range(1000) %}{{ big }}{% endfor %}{% endset %}',
+        "limit of 16,777,216 characters of output",
+    ),
+    "literal text in a macro": (
+        "{% macro m() %}{% for i in range(100000) %}" + "x" * 200 + "{% endfor %}{% endmacro %}{% set t = m() %}",
+        "limit of 16,777,216 characters of output",
+    ),
+    "a printed list of shared lists": (
+        "{% set a = [1] * 1000 %}{% set b = [a] * 1000 %}{% set c = [b] * 1000 %}{{ c }}",
+        "limit of 16,777,216 characters of output",
+    ),
+}
+
+
+def test_template_bombs_stop_at_their_limit_quickly_with_bounded_memory() -> None:
+    code = (
+        "import json, sys, time\nfrom lineage_cli.harvest.jinja import render_jinja\n"
+        "for name, template in json.loads(sys.stdin.read()).items():\n"
+        "    start = time.monotonic()\n"
+        "    out = render_jinja('SELECT 1;\\n' + template + '\\nSELECT 2;', {})\n"
+        "    print(json.dumps([name, time.monotonic() - start, out.warnings, out.text]), flush=True)\n"
+    )
+    templates = {name: template for name, (template, _) in JINJA_BOMBS.items()}
+    run = run_bounded(code, stdin=json.dumps(templates), memory_mb=1024)
+    results = {
+        name: (seconds, warnings, text) for name, seconds, warnings, text in map(json.loads, run.stdout.splitlines())
+    }
+    assert set(results) == set(JINJA_BOMBS), run.stderr
+    for name, (_, limit) in JINJA_BOMBS.items():
+        seconds, warnings, text = results[name]
+        assert warnings == [[2, f"template exceeded its {limit}: Jinja not rendered, only placeholders substituted"]], (
+            name
+        )
+        assert seconds < 4, name  # each stopped by its own limit, well before the time limit
+        assert text.startswith("SELECT 1;\n") and text.endswith("\nSELECT 2;"), name  # read as written
+    assert run.peak_mb < 400
+
+
+def test_a_template_past_its_time_limit_is_stopped_even_without_loops() -> None:
+    # 2**40 macro calls, each producing nothing: only the clock stops it, in the macro (line 1)
+    sql = "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}\nSELECT {{ f(40) }};"
+    start = time.monotonic()
+    out = render_jinja(sql, {}, limits=Limits(seconds=0.3))
+    assert time.monotonic() - start < 2
+    assert out.warnings == [
+        (1, "template exceeded its time limit of 0.3 s: Jinja not rendered, only placeholders substituted")
+    ]
+
+
+def test_a_harvest_reports_a_template_bomb_at_its_line_and_goes_on(tmp_path) -> None:
+    (tmp_path / "bomb.sql").write_text(
+        "INSERT INTO dwh.before SELECT a FROM stg.s;\n" + JINJA_BOMBS["nested loops"][0] + "\n"
+        "INSERT INTO dwh.after SELECT a FROM stg.s;\n"
+    )
+    (tmp_path / "other.sql").write_text("INSERT INTO dwh.other SELECT a FROM stg.s;\n")
+    code = (
+        "from lineage_cli.cli import cli\n"
+        "cli(['harvest', '.', '--store', 'g.lin', '--no-cache', '--jobs', '1'], standalone_mode=False)\n"
+    )
+    run = run_bounded(code, cwd=tmp_path)
+    assert "bomb.sql:2: warning: template exceeded its limit of 1,000,000 loop iterations" in run.stderr
+    assert run.seconds < 10 and run.peak_mb < 400
+    edges = read_store(tmp_path / "g.lin").table_edges()
+    assert {"stg.s -> dwh.before", "stg.s -> dwh.other"} <= set(edges)
 
 
 # ----------------------------------------------------------------------------- variables from YAML

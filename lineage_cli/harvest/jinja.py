@@ -13,7 +13,9 @@ through): the statement still parses and keeps the lineage it has.  Such an unkn
 (``KeptUndefined``) is safe wherever a template uses it: a ``{% for %}`` over it runs zero
 times, it is false, its length is 0, and calling, indexing or comparing it raises nothing.  A
 template Jinja cannot read at all is reported and left for the scheduler placeholders alone.  Rendering is sandboxed:
-the SQL of a repository under harvest is not trusted code.
+the SQL of a repository under harvest is not trusted code.  It is also metered (``render_budget.py``): a
+template that runs past its time, loop, output or value limits is reported at the line where it did, and
+read as if Jinja could not render it.
 
 dbt's context functions are provided where they make sense: ``ref``, ``source``, ``var``,
 ``env_var`` (its default only: the harvest must not depend on the environment), ``config``,
@@ -31,8 +33,8 @@ from jinja2 import Environment, TemplateError, nodes
 from jinja2.ext import Extension
 from jinja2.parser import Parser
 from jinja2.runtime import Undefined
-from jinja2.sandbox import SandboxedEnvironment
 
+from lineage_cli.harvest.render_budget import LIMITS, BudgetedSandbox, BudgetExceeded, Limits, meter, metered
 from lineage_cli.harvest.templates import JINJA_OPEN
 
 _CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
@@ -181,20 +183,27 @@ def _subscript(key: object) -> str:
     return "[" + ":".join(bounds if key.step is not None else bounds[:2]) + "]"
 
 
-def render_jinja(sql: str, variables: Mapping[str, str], relations: Mapping[str, str] | None = None) -> JinjaOutput:
+def render_jinja(
+    sql: str, variables: Mapping[str, str], relations: Mapping[str, str] | None = None, limits: Limits = LIMITS
+) -> JinjaOutput:
     """Render ``sql`` with ``variables``; ``relations`` resolves dbt's ``ref`` / ``source`` / ``this``.
 
     >>> out = render_jinja("SELECT 1\\n{% if full %}\\nFROM a\\n{% else %}\\nFROM {{ db }}.b\\n{% endif %}\\n;", {})
     >>> [(line, text) for line, text in zip(out.lines, out.text.splitlines()) if text.strip()]
     [(1, 'SELECT 1'), (5, 'FROM {{ db }}.b'), (7, ';')]
     """
-    # Sandboxed: a harvest reads SQL from any repository, and a template must not reach Python internals.
-    environment = SandboxedEnvironment(undefined=KeptUndefined, keep_trailing_newline=True, extensions=list(EXTENSIONS))
+    # Sandboxed: a harvest reads SQL from any repository, and a template must not reach Python internals,
+    # nor run for hours or fill the memory.
+    environment = BudgetedSandbox(undefined=KeptUndefined, keep_trailing_newline=True, extensions=list(EXTENSIONS))
     context = {**_dbt_context(variables, relations or {}), **variables}
     try:
         tree = environment.parse(_mark_lines(sql))
         warnings = _unknown_calls(tree, environment, set(context))
-        rendered = environment.from_string(tree).render(context)
+        with metered(limits):
+            rendered = environment.from_string(meter(tree)).render(context)
+    except BudgetExceeded as error:
+        message = f"template {error}: Jinja not rendered, only placeholders substituted"
+        return JinjaOutput(sql, _identity(sql), [(_template_line(error), message)])
     except TemplateError as error:
         line = getattr(error, "lineno", None) or 1
         return JinjaOutput(
@@ -205,6 +214,17 @@ def render_jinja(sql: str, variables: Mapping[str, str], relations: Mapping[str,
         return JinjaOutput(sql, _identity(sql), [(1, message)])
     text, lines = _unmark(rendered)
     return JinjaOutput(text, lines, warnings)
+
+
+def _template_line(error: BaseException) -> int:
+    """The template line an error was raised at: Jinja rewrites the traceback to name template lines."""
+    line = 1
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code.co_filename == "<template>":
+            line = trace.tb_lineno
+        trace = trace.tb_next
+    return line
 
 
 def _identity(sql: str) -> list[int]:
