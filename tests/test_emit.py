@@ -15,7 +15,6 @@ import pytest
 
 from lineage_cli.emit import style
 from lineage_cli.emit.formats import FORMATS, emit, format_from_path
-from lineage_cli.emit.tgf import flatten
 from lineage_cli.emit.tree import SEE_ABOVE, tree_text
 from lineage_cli.model import NodeKind
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
@@ -182,13 +181,19 @@ def read_tgf(text: str) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
     return labels, edges
 
 
+def tgf_unescape(label: str) -> str:
+    """A TGF label's text: the backslash escapes undone, as a reader of the docs would."""
+    named = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+    return re.sub(r"\\(x[0-9a-f]{2}|u[0-9a-f]{4}|.)", lambda m: named.get(m[1]) or chr(int(m[1][1:], 16)), label)
+
+
 @results
 def test_tgf_round_trip(result: LineageResult, tmp_path: Path) -> None:
     text, path = write(tmp_path, result, "tgf", "tgf")
     assert "\n\n" not in text
     labels, edges = read_tgf(text)
     assert list(labels) == [str(i) for i in range(1, len(result.nodes) + 1)]
-    assert list(labels.values()) == [flatten(node.name) for node in result.nodes]
+    assert [tgf_unescape(label) for label in labels.values()] == [node.name for node in result.nodes]
     names = {tgf_id: result.nodes[int(tgf_id) - 1].name for tgf_id in labels}
     assert [(names[s], names[t], label.split(" ")[0]) for s, t, label in edges] == [
         (edge.source, edge.target, edge.type) for edge in result.edges
@@ -200,7 +205,23 @@ def test_tgf_labels_carry_subtypes_and_stay_on_one_line() -> None:
     _, edges = read_tgf(emit(UPSTREAM, "tgf"))
     assert edges[1] == ("3", "1", "predicate FILTER,JOIN")
     labels, _ = read_tgf(emit(HOSTILE, "tgf"))
-    assert "new line" in labels.values()
+    assert "new\\nline" in labels.values()
+
+
+# Names a flattening to spaces (or writing control characters raw) would make read alike or break lines.
+CONTROL_NAMES = ["a b", "a\tb", "a\nb", "a\r\nb", "a\\nb", "a\x1b[1mb", "a\x00b", "a\x85b", "a\u2028b", "a\x7fb"]
+
+
+def test_tgf_escapes_control_characters_so_labels_stay_distinct(tmp_path: Path) -> None:
+    nodes = [ResultNode(name, "column", 1) for name in CONTROL_NAMES]
+    result = LineageResult("down", [CONTROL_NAMES[0]], nodes, [ResultEdge("a b", "a\tb", "projection")])
+    text, path = write(tmp_path, result, "tgf", "tgf")
+    labels, _ = read_tgf(text)
+    assert list(labels.values())[:6] == ["a b", "a\\tb", "a\\nb", "a\\r\\nb", "a\\\\nb", "a\\x1b[1mb"]
+    assert [tgf_unescape(label) for label in labels.values()] == CONTROL_NAMES
+    assert all(char.isprintable() for char in text.replace("\n", ""))  # nothing raw but the line ends
+    assert text.count("\n") == len(CONTROL_NAMES) + 2
+    assert_valid_format("tgf", path)
 
 
 # ------------------------------------------------------------------ GraphML

@@ -1,7 +1,10 @@
 """The ``--format tgf`` emitter: yEd's Trivial Graph Format.
 
 Node lines ``id label`` (ids 1..n in result order), one ``#`` line, then edge lines
-``source-id target-id label``.  TGF has no quoting, so a label must stay on one line.
+``source-id target-id label``.  TGF has no quoting, so a label must stay on one line and no two
+labels may read alike: a backslash, a tab, a line end and every other control character are written
+as backslash escapes (``\\\\``, ``\\t``, ``\\n``, ``\\r``, ``\\xNN``, and ``\\u2028`` / ``\\u2029`` for the
+Unicode line and paragraph separators), which a reader can undo.
 """
 
 from __future__ import annotations
@@ -9,17 +12,21 @@ from __future__ import annotations
 from lineage_cli.emit.style import index_nodes
 from lineage_cli.walk.result import LineageResult, ResultEdge
 
-# Every character str.splitlines() breaks on: readers differ in which ones end a line.
-_LINE_BREAKS = str.maketrans(dict.fromkeys("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
+_NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+# C0 controls, DEL and C1 controls, then the two line breaks outside Latin-1 that str.splitlines() breaks on.
+_CONTROLS = [*map(chr, range(0x20)), "\x7f", *map(chr, range(0x80, 0xA0))]
+_ESCAPES = str.maketrans(
+    {char: f"\\x{ord(char):02x}" for char in _CONTROLS} | {"\u2028": "\\u2028", "\u2029": "\\u2029"} | _NAMED
+)
 
 
-def flatten(text: str) -> str:
-    """``text`` on one line: each line-break character becomes a space.
+def escape(text: str) -> str:
+    """``text`` on one line, control characters and backslashes escaped.
 
-    >>> flatten("a\\r\\nb")
-    'a  b'
+    >>> print(escape("a\\tb\\r\\nc\\\\d\\x07"))
+    a\\tb\\r\\nc\\\\d\\x07
     """
-    return text.translate(_LINE_BREAKS)
+    return text.translate(_ESCAPES)
 
 
 def edge_label(edge: ResultEdge) -> str:
@@ -38,7 +45,7 @@ def _line(*fields: object) -> str:
 
 def to_tgf(result: LineageResult) -> str:
     index = index_nodes(result)
-    lines = [_line(position + 1, flatten(node.name)) for position, node in enumerate(result.nodes)]
+    lines = [_line(position + 1, escape(node.name)) for position, node in enumerate(result.nodes)]
     lines.append("#")
-    lines += [_line(index[edge.source] + 1, index[edge.target] + 1, flatten(edge_label(edge))) for edge in result.edges]
+    lines += [_line(index[edge.source] + 1, index[edge.target] + 1, escape(edge_label(edge))) for edge in result.edges]
     return "\n".join(lines) + "\n"
