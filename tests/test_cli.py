@@ -99,6 +99,17 @@ def test_output_file_format_follows_its_extension_and_validates(runner, suffix, 
     assert_valid_format(checker, target, *options)
 
 
+@pytest.mark.parametrize("name", ["out.xyz", "out", "out.graphml.bak"])
+def test_output_file_of_unknown_extension_is_refused_listing_the_known_ones(runner, name) -> None:
+    harvested(runner)
+    outcome = runner.invoke(cli, ["up", "mart.sales_daily", "-o", name])
+    assert outcome.exit_code == 2 and not Path(name).exists()
+    assert f"cannot tell the format of {name}" in outcome.output
+    assert all(suffix in outcome.output for suffix in (".json", ".tgf", ".graphml", ".dot", ".svg", "--format"))
+    assert runner.invoke(cli, ["up", "mart.sales_daily", "-o", name, "--format", "json"]).exit_code == 0
+    assert json.loads(Path(name).read_text())["roots"] == ["mart.sales_daily"]
+
+
 def test_unknown_name_exits_1_with_suggestions(runner) -> None:
     harvested(runner)
     outcome = runner.invoke(cli, ["up", "mart.sales_dayly"])

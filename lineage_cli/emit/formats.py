@@ -80,3 +80,16 @@ def format_from_path(path: str) -> str | None:
     True
     """
     return _SUFFIXES.get(os.path.splitext(path)[1].lower())
+
+
+def output_format(path: str) -> str:
+    """The format output file ``path`` is written in, from its suffix; a ValueError listing the known ones else.
+
+    >>> output_format("lineage.GV")
+    'dot'
+    """
+    fmt = format_from_path(path)
+    if fmt is None:
+        known = ", ".join(_SUFFIXES)
+        raise ValueError(f"cannot tell the format of {path} from its extension: use one of {known}, or pass --format")
+    return fmt

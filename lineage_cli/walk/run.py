@@ -151,12 +151,16 @@ def _answer(
     shaping: Shaping | None = None,
 ) -> int:
     """Open the store, compute the answer, and print or write it; user errors exit 1, store errors 2."""
-    from lineage_cli.emit.formats import RENDERED, emit, format_from_path
+    from lineage_cli.emit.formats import RENDERED, emit, output_format
     from lineage_cli.store.reader import open_store
     from lineage_cli.walk.errors import QueryError
     from lineage_cli.walk.query import AmbiguousName, NameNotFound
 
-    chosen = fmt or (format_from_path(output) if output else None) or _terminal_default()
+    try:  # an output file whose suffix names no format is refused rather than written as JSON
+        chosen = fmt or (output_format(output) if output else _terminal_default())
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         store = open_store(store_path)
         result = ask(store)
