@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest import edge_lists
-from lineage_cli.harvest.imports import import_file
-from lineage_cli.model import NodeKind
+from lineage_cli.harvest.imports import MAX_NAME_CHARS, ImportError_, import_file
+from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.arrays import sort_order
 from lineage_cli.store.reader import open_store
 from lineage_cli.walk.query import lineage
@@ -248,3 +248,100 @@ def test_a_hive_record_of_the_wrong_shape_says_what_is_wrong_not_pythons_message
         (2, "not a LineageLogger record: no 'vertexType'"),
         (3, f"not a LineageLogger record: {shape}"),
     ]
+
+
+UNTERMINATED = "unterminated quote opened on this line; the line is skipped, the lines after it are still read"
+
+
+def test_an_unterminated_quote_is_reported_where_it_opened_and_the_lines_after_it_read(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "e.csv"
+    path.write_text('source,target\na,b\n"c,d\n' + "".join(f"e{i},f{i}\n" for i in range(300)))
+    whole = graph_of(path)
+    monkeypatch.setattr(edge_lists, "CHUNK_CHARS", 64)  # the quoted field runs over many chunks
+    assert graph_of(path) == whole
+    _, edges, problems, rows = whole
+    assert problems == [(3, UNTERMINATED)]
+    assert {(s, t) for s, t, _, _ in edges} == {("a", "b")} | {(f"e{i}", f"f{i}") for i in range(300)}
+    assert rows == 302
+
+
+def test_a_quoted_field_past_the_csv_limit_is_refused_where_it_opened(tmp_path) -> None:
+    """Each runaway field is refused at its first line, and the lines it ran over are read again as rows."""
+    path = tmp_path / "e.csv"
+    long_field = "\n".join(["x" * 1000] * 200)  # 200 lines, 200,199 characters: over csv's 131,072
+    path.write_text(f'source,target\na,b\n"{long_field}",c\nd,e\n"{long_field}\nf,g\n')
+    _, edges, problems, _ = graph_of(path)
+    opened = [(line, message) for line, message in problems if "field limit" in message]
+    assert [line for line, _ in opened] == [3, 204]
+    assert opened[0][1] == (
+        "cannot read the row starting on this line: field larger than field limit (131072); "
+        "the line is skipped, the lines after it are still read"
+    )
+    # the lines inside the fields are rows of their own: the first field's last line names an edge, the others
+    # have one column and are refused, each at its line
+    assert {(s, t) for s, t, _, _ in edges} == {("a", "b"), ("x" * 1000 + '"', "c"), ("d", "e"), ("f", "g")}
+    assert {line for line, message in problems if message == "source and target are required"} == (
+        set(range(4, 202)) | set(range(205, 404))
+    )
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_line_past_the_limit_is_skipped_unread(tmp_path, monkeypatch, fmt) -> None:
+    monkeypatch.setattr(edge_lists, "MAX_LINE_CHARS", 100)
+    monkeypatch.setattr(edge_lists, "CHUNK_CHARS", 150)
+    path = tmp_path / f"e.{fmt}"
+    rows = [("a", "b"), ("x" * 450, "y"), ("c", "d")]
+    if fmt == "csv":
+        path.write_text("source,target\n" + "".join(f"{s},{t}\n" for s, t in rows))
+    else:
+        path.write_text("".join(json.dumps({"source": s, "target": t}) + "\n" for s, t in rows))
+    read: list[str] = []
+    monkeypatch.setattr(edge_lists, "_Lines", spied(edge_lists._Lines, read))
+    _, edges, problems, count = graph_of(path, fmt)
+    assert problems == [(2 + (fmt == "csv"), "line longer than 100 characters; skipped unread")]
+    assert {(s, t) for s, t, _, _ in edges} == {("a", "b"), ("c", "d")} and count == 3
+    assert max(map(len, read)) <= 100  # the long line was read in pieces
+
+
+def spied(lines: type, read: list[str]) -> type:
+    """``edge_lists._Lines`` keeping what each read of the file gave in ``read``."""
+
+    class Spied(lines):
+        def __init__(self, handle) -> None:
+            super().__init__(handle)
+            readline = self._readline
+            self._readline = lambda limit: read.append(readline(limit)) or read[-1]
+
+    return Spied
+
+
+def test_a_header_past_the_line_limit_is_refused(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(edge_lists, "MAX_LINE_CHARS", 100)
+    (tmp_path / "e.csv").write_text("source,target," + "x" * 200 + "\na,b\n")
+    with pytest.raises(ImportError_, match="header row is longer than 100 characters"):
+        import_file(tmp_path / "e.csv", "csv")
+
+
+def test_a_name_past_the_limit_refuses_its_row_and_messages_quote_values_short(tmp_path) -> None:
+    path = tmp_path / "e.csv"
+    long_name, longest = "t" * (MAX_NAME_CHARS + 1), "u" * MAX_NAME_CHARS
+    path.write_text(
+        f"source,target,type\na,{long_name},flow\n{long_name}.c,b.c,projection\n{longest},b,\nc,d,{long_name}\n"
+    )
+    nodes, edges, problems, _ = graph_of(path)
+    assert problems[:2] == [
+        (2, "a name is longer than 4,096 characters"),
+        (3, "a name is longer than 4,096 characters"),
+    ]
+    assert problems[2][0] == 5 and problems[2][1].startswith("unknown type 'ttt") and len(problems[2][1]) < 200
+    assert {(s, t) for s, t, _, _ in edges} == {(longest, "b")}
+    assert max(len(name) for name, _, _ in nodes) == MAX_NAME_CHARS
+
+
+def test_a_row_longer_than_the_header_takes_no_type_from_its_extra_field(tmp_path) -> None:
+    (tmp_path / "e.csv").write_text('source,target\na,b,projection\n"c",d,projection\n')
+    _, edges, problems, _ = graph_of(tmp_path / "e.csv")
+    assert problems == [] and {(s, t, a) for s, t, a, _ in edges} == {
+        ("a", "b", EdgeType.FLOW),
+        ("c", "d", EdgeType.FLOW),
+    }

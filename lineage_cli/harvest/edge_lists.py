@@ -6,6 +6,11 @@ parsed once per distinct value.  A chunk of delimited lines without a quote and 
 with ``str`` methods, which parse such lines exactly as ``csv`` does; any other chunk (a quoted field, which
 may run over line ends, a blank line, rows of several widths) goes through ``csv.reader``.  A bad row is
 reported with its line and skipped, as a row-by-row reader would.
+
+Hostile input costs no more than a bad row: a quote that is never closed would make the rest of the file one
+field, so its row is refused at the line the quote opened and reading goes on from the next line; a line
+longer than ``MAX_LINE_CHARS`` is skipped in pieces, never held whole; a name longer than
+``MAX_NAME_CHARS`` refuses its row.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import csv
 import itertools
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +26,7 @@ from typing import TextIO
 
 import numpy as np
 
-from lineage_cli.harvest.imports import ArraysBuilder, ImportError_, Problem, json_object
+from lineage_cli.harvest.imports import MAX_NAME_CHARS, ArraysBuilder, ImportError_, Problem, json_object, quoted
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.layout import TYPE_BITS
 
@@ -36,6 +42,10 @@ EDGE_KINDS = {
 }
 # Text read per chunk: its rows' strings, several times its size, are what an import holds at a time.
 CHUNK_CHARS = 1 << 20
+# A longer line is no edge row (its names could not be within MAX_NAME_CHARS but for huge extra columns):
+# it is skipped unread, so that a runaway line costs no more memory than this.
+MAX_LINE_CHARS = 1 << 20
+_LINE_ENDS = ("\n", "\r")
 
 
 @dataclass(slots=True)
@@ -54,29 +64,73 @@ def read_edge_list(path: Path, fmt: str, builder: ArraysBuilder) -> tuple[int, l
     """Add the rows of ``path`` to ``builder``; returns the rows read and the skipped ones, in line order."""
     rows, problems = 0, []
     with path.open(encoding="utf-8", newline="") as handle:
-        chunks = _json_chunks(handle) if fmt == "jsonl" else _delimited_chunks(handle, path, fmt)
+        chunks = _json_chunks(_Lines(handle)) if fmt == "jsonl" else _delimited_chunks(handle, path, fmt)
         for chunk in chunks:
             rows += len(chunk.lines) + len(chunk.refused)
             problems += _add(chunk, builder)
     return rows, problems
 
 
+class _Lines:
+    """A file's lines, counted, a chunk or a line at a time, as ``readlines`` and ``readline`` split them.
+
+    A line longer than ``MAX_LINE_CHARS`` is read in pieces and given as a blank line, which is no row; its
+    number waits in ``too_long`` until ``refusals`` reports it with the chunk that held it.
+    """
+
+    def __init__(self, handle: TextIO) -> None:
+        self._readline = handle.readline
+        self.read = 0  # the lines given so far
+        self.too_long: list[int] = []
+
+    def chunks(self) -> Iterator[tuple[int, list[str]]]:
+        """Per chunk of about ``CHUNK_CHARS``: the line before it and its lines."""
+        while True:
+            start, lines, size = self.read, [], 0
+            while size < CHUNK_CHARS and (line := self.line()):
+                lines.append(line)
+                size += len(line)
+            if not lines:
+                return
+            yield start, lines
+
+    def line(self) -> str:
+        """The next line; ``""`` at the end of the file."""
+        line = self._readline(MAX_LINE_CHARS)
+        if len(line) == MAX_LINE_CHARS and not line.endswith(_LINE_ENDS):
+            piece = line
+            while len(piece) == MAX_LINE_CHARS and not piece.endswith(_LINE_ENDS):
+                piece = self._readline(MAX_LINE_CHARS)
+            line = "\n"
+            self.too_long.append(self.read + 1)
+        self.read += bool(line)
+        return line
+
+    def refusals(self) -> list[Problem]:
+        """The over-long lines met since the last call."""
+        problem = f"line longer than {MAX_LINE_CHARS:,} characters; skipped unread"
+        refused = [(line, problem) for line in self.too_long]
+        self.too_long.clear()
+        return refused
+
+
 def _delimited_chunks(handle: TextIO, path: Path, fmt: str) -> Iterator[_Chunk]:
     delimiter = "\t" if fmt == "tsv" else ","
-    reader = csv.reader(handle, delimiter=delimiter)
-    header = next(reader, None) or []  # as csv.DictReader: the first row, even a blank one
+    lines = _Lines(handle)
+    header = next(csv.reader([lines.line()], delimiter=delimiter), [])  # the first line, even a blank one
+    if lines.too_long:
+        raise ImportError_(f"{path}: the header row is longer than {MAX_LINE_CHARS:,} characters")
     index = {name: i for i, name in enumerate(header)}  # a repeated name is its last column, as in DictReader
     if not {"source", "target"} <= index.keys():
         raise ImportError_(f"{path}: the header row must name the columns source, target[, type, subtype]")
-    wanted = [index.get(name, len(header)) for name in COLUMNS]  # past the header's end: a missing column
-    line = reader.line_num
-    while lines := handle.readlines(CHUNK_CHARS):
-        text = "".join(lines)
-        chunk = None if '"' in text else _split_chunk(text, line, delimiter, wanted)
-        read = len(lines)
+    # A missing column: past every row's end (a row longer than the header has no type in its extra field).
+    wanted = [index.get(name, sys.maxsize) for name in COLUMNS]
+    for start, chunk_lines in lines.chunks():
+        text = "".join(chunk_lines)
+        chunk = None if '"' in text else _split_chunk(text, start, delimiter, wanted)
         if chunk is None:
-            chunk, read = _csv_chunk(lines, handle, line, delimiter, wanted)
-        line += read
+            chunk = _csv_chunk(chunk_lines, lines, start, delimiter, wanted)
+        chunk.refused += lines.refusals()
         yield chunk
 
 
@@ -106,26 +160,70 @@ def _width(text: str, delimiter: str) -> int:
     return int(per_line[0]) + 1 if (per_line == per_line[0]).all() else 0
 
 
-def _csv_chunk(lines: list[str], handle: TextIO, line: int, delimiter: str, wanted: list[int]) -> tuple[_Chunk, int]:
-    """The rows of ``lines`` (and of the file's next lines while a quoted field runs on); and the lines read."""
-    reader = csv.reader(itertools.chain(lines, handle), delimiter=delimiter)
-    rows, numbers = [], []
-    for row in reader:
-        if row:  # a blank line is no row, as in csv.DictReader
-            rows.append(row)
-            numbers.append(line + reader.line_num)
-        if reader.line_num >= len(lines):
-            break
+def _csv_chunk(lines: list[str], more: _Lines, line: int, delimiter: str, wanted: list[int]) -> _Chunk:
+    """The rows of ``lines``, which follow line ``line`` (and of the file's next lines while a quoted field runs on).
+
+    A row that runs into the end of the file inside a quoted field (its quote is never closed), or that csv cannot
+    read (a field past csv's size limit), is refused at the line it starts on, and reading starts again on the
+    next line.  That costs one more pass at most: a line csv read inside a quoted field holds only doubled quotes,
+    and read again from its start such a line closes every quoted field it opens.
+    """
+    rows: list[list[str]] = []
+    numbers: list[int] = []
+    refused: list[Problem] = []
+    while lines:
+        feed = _Feed(lines, more)
+        reader = csv.reader(feed, delimiter=delimiter)
+        begun = 0  # the lines read before the row being read
+        try:
+            for row in reader:
+                if feed.ended:  # csv gave what it held when the file ended inside a quoted field
+                    raise _Unclosed
+                if row:  # a blank line is no row, as in csv.DictReader
+                    rows.append(row)
+                    numbers.append(line + reader.line_num)
+                begun = reader.line_num
+                if begun >= len(lines):
+                    break
+            break  # every row that starts in ``lines`` is read
+        except (_Unclosed, csv.Error) as error:
+            refused.append((line + begun + 1, _unreadable(error)))
+        lines, line = feed.lines[begun + 1 :], line + begun + 1
     sources, targets, types, subtypes = ([row[i] if i < len(row) else "" for row in rows] for i in wanted)
-    return _Chunk(numbers, _names(sources, False), _names(targets, False), types, subtypes), reader.line_num
+    return _Chunk(numbers, _names(sources, False), _names(targets, False), types, subtypes, refused)
 
 
-def _json_chunks(handle: TextIO) -> Iterator[_Chunk]:
-    line = 0
-    while lines := handle.readlines(CHUNK_CHARS):
-        numbers, refused = [], []
+class _Unclosed(Exception):
+    """A row ran into the end of the file inside a quoted field."""
+
+
+class _Feed:
+    """What ``csv.reader`` reads: ``lines``, then, while a quoted field runs on, the file's next lines, kept."""
+
+    def __init__(self, lines: list[str], more: _Lines) -> None:
+        self.lines = list(lines)  # and the file's lines read past them
+        self.ended = False  # whether csv asked for a line past the end of the file
+        self._more = more
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.lines
+        while line := self._more.line():
+            self.lines.append(line)
+            yield line
+        self.ended = True
+
+
+def _unreadable(error: Exception) -> str:
+    if isinstance(error, _Unclosed):
+        return "unterminated quote opened on this line; the line is skipped, the lines after it are still read"
+    return f"cannot read the row starting on this line: {error}; the line is skipped, the lines after it are still read"
+
+
+def _json_chunks(lines: _Lines) -> Iterator[_Chunk]:
+    for start, chunk_lines in lines.chunks():
+        numbers, refused = [], lines.refusals()
         columns: tuple[list[str], ...] = ([], [], [], [])
-        for number, text in enumerate(lines, start=line + 1):
+        for number, text in enumerate(chunk_lines, start=start + 1):
             row = json_object(text) if text.strip() else None
             if isinstance(row, str):
                 refused.append((number, row))
@@ -133,7 +231,6 @@ def _json_chunks(handle: TextIO) -> Iterator[_Chunk]:
                 numbers.append(number)
                 for column, name in zip(columns, COLUMNS, strict=True):
                     column.append(str(row.get(name) or ""))
-        line += len(lines)
         sources, targets, types, subtypes = columns
         yield _Chunk(numbers, _names(sources, False), _names(targets, False), types, subtypes, refused)
 
@@ -148,13 +245,19 @@ def _add(chunk: _Chunk, builder: ArraysBuilder) -> list[Problem]:
     types, type_problems = _parsed(chunk.types, _edge_type)
     flags, flag_problems = _parsed(chunk.subtypes, _subtype_flags)
     named = _nonempty(chunk.sources) & _nonempty(chunk.targets)
-    good = named & (types >= 0) & (flags >= 0)
+    short = _short(chunk.sources) & _short(chunk.targets)
+    good = named & short & (types >= 0) & (flags >= 0)
     sources, targets = chunk.sources, chunk.targets
     problems = list(chunk.refused)
     if not good.all():
         for i in np.flatnonzero(~good).tolist():
-            problem = type_problems.get(chunk.types[i]) or flag_problems.get(chunk.subtypes[i])
-            problems.append((int(chunk.lines[i]), problem if named[i] else "source and target are required"))
+            if not named[i]:
+                problem = "source and target are required"
+            elif not short[i]:
+                problem = f"a name is longer than {MAX_NAME_CHARS:,} characters"
+            else:
+                problem = type_problems.get(chunk.types[i]) or flag_problems[chunk.subtypes[i]]
+            problems.append((int(chunk.lines[i]), problem))
         keep = good.tolist()
         sources, targets = list(itertools.compress(sources, keep)), list(itertools.compress(targets, keep))
         types, flags = types[good], flags[good]
@@ -176,17 +279,24 @@ def _nonempty(names: list[str]) -> np.ndarray:
     return np.fromiter(map(bool, names), bool, len(names))
 
 
+def _short(names: list[str]) -> np.ndarray:
+    """Whether each name is within ``MAX_NAME_CHARS``: a longer one would be a runaway value, not a name."""
+    if not names or max(map(len, names)) <= MAX_NAME_CHARS:
+        return np.ones(len(names), dtype=bool)
+    return np.fromiter(map(len, names), np.int64, len(names)) <= MAX_NAME_CHARS
+
+
 def _edge_type(text: str) -> int | str:
     name = (text or "flow").strip().lower()
     edge_type = TYPE_NAMES.get(name)
-    return int(edge_type) if edge_type else f"unknown type {name!r}; expected one of {', '.join(TYPE_NAMES)}"
+    return int(edge_type) if edge_type else f"unknown type {quoted(name)}; expected one of {', '.join(TYPE_NAMES)}"
 
 
 def _subtype_flags(text: str) -> int | str:
     flags = 0
     for name in filter(None, (part.strip().upper() for part in re.split(r"[,;|]", text))):
         if name not in Subtype.__members__:
-            return f"unknown subtype {name!r}"
+            return f"unknown subtype {quoted(name)}"
         flags |= Subtype[name].bit
     return flags
 

@@ -12,6 +12,7 @@ import csv
 import itertools
 import json
 import re
+import reprlib
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ from lineage_cli.store.arrays import GraphArrays, dedupe_edges
 from lineage_cli.store.layout import pack_attributes
 
 FORMATS = ("csv", "tsv", "jsonl", "hive", "openlineage")
+# The longest name (table, column, field, statement, file) an import takes: beyond it a value is a runaway
+# (an unclosed quote, a generated blob), and its row is refused rather than stored.
+MAX_NAME_CHARS = 4096
 Problem = tuple[int, str]  # a skipped row: its line and what is wrong with it
 _AGGREGATE = re.compile(r"\b(sum|avg|min|max|collect_set|collect_list|percentile\w*|stddev\w*|variance)\s*\(", re.I)
 _COUNT = re.compile(r"\bcount\s*\(", re.I)
@@ -222,6 +226,25 @@ def _openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int,
 def format_from_suffix(path: str) -> str | None:
     suffix = Path(path).suffix.lower().lstrip(".")
     return {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl"}.get(suffix)
+
+
+def quoted(value: object) -> str:
+    """``repr(value)`` cut short: a message about a row quotes its values, never reproduces a huge one.
+
+    >>> quoted("x" * 5000)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxx'"
+    """
+    return _SHORT.repr(value)
+
+
+def _short_repr() -> reprlib.Repr:
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = 60
+    short.maxlist = short.maxdict = 4
+    return short
+
+
+_SHORT = _short_repr()
 
 
 def json_object(text: str) -> dict[str, object] | str:
