@@ -345,3 +345,45 @@ def test_a_row_longer_than_the_header_takes_no_type_from_its_extra_field(tmp_pat
         ("a", "b", EdgeType.FLOW),
         ("c", "d", EdgeType.FLOW),
     }
+
+
+def hive_record(**changes: object) -> dict:
+    return {**HIVE_RECORD, **changes}
+
+
+VERTEX = {"id": 0, "vertexType": "COLUMN", "vertexId": "dwh.f.id"}
+BAD_HIVE = [
+    (
+        "sources not a list",
+        {"edges": [{"sources": 5, "targets": [0], "edgeType": "PROJECTION"}]},
+        'expected "vertices"',
+    ),
+    ("no targets", {"edges": [{"sources": [1], "edgeType": "PROJECTION"}]}, "no 'targets'"),
+    ("a list as id", {"vertices": [{**VERTEX, "id": [0]}]}, 'expected "vertices"'),
+    ("an unknown vertex", {"edges": [{"sources": [9], "targets": [0], "edgeType": "PREDICATE"}]}, "vertex 9, which"),
+    ("an unknown edge type", {"edges": [*HIVE_RECORD["edges"], {**HIVE_RECORD["edges"][0], "edgeType": "X"}]}, "'X'"),
+    (
+        "a name past the limit",
+        {"vertices": [*HIVE_RECORD["vertices"], {**VERTEX, "id": 5, "vertexId": "v" * 5000}]},
+        "vertex 5 has a name longer than 4,096 characters",
+    ),  # fmt: skip
+    ("vertices not a list", {"vertices": None}, 'expected "vertices"'),
+]
+
+
+@pytest.mark.parametrize(("case", "changes", "message"), BAD_HIVE, ids=[case for case, _, _ in BAD_HIVE])
+def test_a_bad_hive_record_is_refused_whole_in_plain_words(tmp_path, case, changes, message) -> None:
+    path = tmp_path / "hive.log"
+    path.write_text(json.dumps(hive_record(**changes)) + "\n" + json.dumps(HIVE_RECORD) + "\n")
+    nodes, _, problems, rows = graph_of(path, "hive")
+    assert [line for line, _ in problems] == [1] and rows == 2
+    assert problems[0][1].startswith("not a LineageLogger record: ") and message in problems[0][1]
+    assert len(problems[0][1]) < 300
+    assert f"{path}:1" not in {name for name, _, _ in nodes}  # nothing of the refused record is imported
+
+
+def test_a_hive_expression_of_another_type_is_no_expression(tmp_path) -> None:
+    edges = [{"sources": [1], "targets": [0], "edgeType": "PROJECTION", "expression": 5}]
+    (tmp_path / "hive.log").write_text(json.dumps(hive_record(edges=edges)) + "\n")
+    _, edges_read, problems, _ = graph_of(tmp_path / "hive.log", "hive")
+    assert problems == [] and ("stg.o.id", "dwh.f.id") in {(s, t) for s, t, _, _ in edges_read}

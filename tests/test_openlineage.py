@@ -280,3 +280,67 @@ def test_export_of_one_lineage_keeps_exactly_the_statements_it_walks_through(sto
     assert len(events) < len(everything)
     outcome = CliRunner().invoke(cli, ["export", "--store", str(stores["warehouse"]), "nosuch.table"])
     assert outcome.exit_code == 1 and "no table, view or column" in outcome.output
+
+
+MALFORMED = [
+    # (what is odd, the event, the message)
+    ("a huge line", {"lineage_statement": {"name": "s", "file": "f.sql", "line": 10**11}}, "line 100000000000 is no"),
+    ("a negative line", {"lineage_statement": {"name": "s", "file": "f.sql", "line": -3}}, "line -3 is no line number"),
+    ("a statement name past the limit", {"lineage_statement": {"name": "s" * 5000}}, "name is longer than 4,096"),
+    ("a file past the limit", {"lineage_statement": {"name": "s", "file": "f" * 5000, "line": 1}}, "file is longer"),
+]
+
+
+@pytest.mark.parametrize(("case", "facets", "message"), MALFORMED, ids=[case for case, _, _ in MALFORMED])
+def test_import_names_what_is_wrong_with_a_statement_facet(tmp_path, case, facets, message) -> None:
+    event = {**FOREIGN[0], "run": {"runId": "r", "facets": facets}}
+    assert_import_refuses(tmp_path, event, message)
+
+
+def with_output(facets: dict) -> dict:
+    return {**FOREIGN[0], "outputs": [{"name": "ods.orders", "facets": facets}]}
+
+
+def lineage_of(fields: dict) -> dict:
+    return with_output({"columnLineage": {"fields": fields}})
+
+
+def field_from(**transformation: object) -> dict:
+    return {"inputFields": [{"name": "stg.orders", "field": "id", "transformations": [transformation]}]}
+
+
+EDGE_SUBTYPES = {"lineage_edge": {"subtypes": [["x"]]}}
+UNUSABLE = [
+    ("a list as subtype", lineage_of({"id": field_from(type="DIRECT", subtype=["x"])}), "subtype ['x'] is not a"),
+    ("a huge transformation", lineage_of({"id": field_from(type="x" * 9000)}), "transformation {'type': 'xxx"),
+    ("a field past the limit", lineage_of({"f" * 5000: field_from(type="DIRECT")}), "field is longer than 4,096"),
+    ("a dataset past the limit", {**FOREIGN[0], "inputs": [{"name": "t" * 5000}]}, "name is longer than 4,096"),
+    ("a list as edge subtype", {**FOREIGN[0], "outputs": [{"name": "o", "outputFacets": EDGE_SUBTYPES}]}, "['x']"),
+]
+
+
+@pytest.mark.parametrize(("case", "event", "message"), UNUSABLE, ids=[case for case, _, _ in UNUSABLE])
+def test_import_refuses_an_unusable_event_in_plain_words(tmp_path, case, event, message) -> None:
+    assert_import_refuses(tmp_path, event, message)
+
+
+def test_a_dataset_type_of_another_shape_is_a_table(tmp_path) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_text(json.dumps(with_output({"datasetType": {"datasetType": ["VIEW"]}})) + "\n")
+    outcome = CliRunner().invoke(
+        cli, ["import", str(events), "--format", "openlineage", "--store", str(tmp_path / "g")]
+    )
+    assert outcome.exit_code == 0 and "imported 1 of 1 rows" in outcome.output
+    assert read_store(tmp_path / "g").kinds["ods.orders"] is NodeKind.TABLE
+
+
+def assert_import_refuses(tmp_path: Path, event: dict, message: str) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_text(json.dumps(event) + "\n" + json.dumps(FOREIGN[1]) + "\n")
+    store = tmp_path / "g.lin"
+    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "imported 1 of 2 rows (1 skipped)" in outcome.output
+    error = next(line for line in outcome.output.splitlines() if line.startswith(f"{events}:1: error: "))
+    assert message in error and len(error) < 300
+    assert "ods.orders.total" in read_store(store).kinds  # the good event is imported

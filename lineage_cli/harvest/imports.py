@@ -268,49 +268,83 @@ def _add_hive_query(document: dict | str, builder: ArraysBuilder, file: str, lin
     if isinstance(document, str):
         return document
     try:
-        vertices = {_vertex_id(v["id"]): (v["vertexType"].upper(), v["vertexId"].lower()) for v in document["vertices"]}
-        edges = [([*map(_vertex_id, e["sources"])], [*map(_vertex_id, e["targets"])], e["edgeType"].upper(),
-                  e.get("expression") or "") for e in document["edges"]]  # fmt: skip
-    except KeyError as error:
-        return f"not a LineageLogger record: no {error.args[0]!r}"
-    except (TypeError, AttributeError):  # a value of another JSON type than the record's: say what it should be
-        return f"not a LineageLogger record: {_HIVE_SHAPE}"
+        edges = _hive_edges(document)
+    except _NotHive as problem:
+        return f"not a LineageLogger record: {problem}"
     step = builder.transformation(f"{file}:{line}", file, line)
     for sources, targets, edge_type, expression in edges:
-        problem = _add_hive_edge(builder, vertices, step, sources, targets, edge_type, expression)
-        if problem:
-            return problem
+        for source in sources:
+            for target in targets:
+                _hive_pair(builder, source, target, step, edge_type, expression)
     return None
 
 
+class _NotHive(ValueError):
+    """A line that is no LineageLogger record; the message says what is wrong with it."""
+
+
+_HiveVertex = tuple[str, str]  # vertex type (upper case), name (lower case)
+
+
+def _hive_edges(document: dict) -> list[tuple[list[_HiveVertex], list[_HiveVertex], str, str]]:
+    """Each edge's source and target vertices, type and expression, all checked before any is added."""
+    vertices = dict(map(_hive_vertex, _hive_list(document, "vertices")))
+    edges = []
+    for edge in _hive_list(document, "edges"):
+        sources, targets, edge_type = _required(edge, ("sources", "targets", "edgeType"))
+        if not (_vertex_ids(sources) and _vertex_ids(targets) and isinstance(edge_type, str)):
+            raise _NotHive(_HIVE_SHAPE)
+        if edge_type.upper() not in ("PROJECTION", "PREDICATE"):
+            raise _NotHive(f"edge type {quoted(edge_type)} is neither PROJECTION nor PREDICATE")
+        unknown = [vertex for vertex in (*sources, *targets) if vertex not in vertices]
+        if unknown:
+            raise _NotHive(f"an edge names vertex {quoted(unknown[0])}, which the record does not list")
+        expression = edge.get("expression")
+        ends = [vertices[vertex] for vertex in sources], [vertices[vertex] for vertex in targets]
+        edges.append((*ends, edge_type.upper(), expression if isinstance(expression, str) else ""))
+    return edges
+
+
+# What a record holds, said when a value in it is of another JSON type.
 _HIVE_SHAPE = (
     'expected "vertices": [{"id", "vertexType", "vertexId"}, ...] and '
     '"edges": [{"sources": [id, ...], "targets": [id, ...], "edgeType"}, ...]'
 )
 
 
-def _vertex_id(value: object) -> int | str:
-    """A vertex id (a number, in Hive's output); TypeError for anything that cannot be one."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(value)
+def _required(parent: object, keys: tuple[str, ...]) -> list[object]:
+    """The values of ``keys`` in the JSON object ``parent``."""
+    if not isinstance(parent, dict):
+        raise _NotHive(_HIVE_SHAPE)
+    missing = [key for key in keys if key not in parent]
+    if missing:
+        raise _NotHive(f"no {missing[0]!r}")
+    return [parent[key] for key in keys]
+
+
+def _hive_list(document: dict, key: str) -> list:
+    (value,) = _required(document, (key,))
+    if not isinstance(value, list):
+        raise _NotHive(_HIVE_SHAPE)
     return value
 
 
-def _add_hive_edge(
-    builder: ArraysBuilder,
-    vertices: dict[int, tuple[str, str]],
-    step: int,
-    sources: list[int],
-    targets: list[int],
-    edge_type: str,
-    expression: str,
-) -> str | None:
-    if edge_type not in ("PROJECTION", "PREDICATE") or any(v not in vertices for v in (*sources, *targets)):
-        return f"edge of type {edge_type!r} names unknown vertices"
-    for source in sources:
-        for target in targets:
-            _hive_pair(builder, vertices[source], vertices[target], step, edge_type, expression)
-    return None
+def _hive_vertex(vertex: object) -> tuple[int | str, _HiveVertex]:
+    key, vertex_type, name = _required(vertex, ("id", "vertexType", "vertexId"))
+    if not (_is_vertex_id(key) and isinstance(vertex_type, str) and isinstance(name, str)):
+        raise _NotHive(_HIVE_SHAPE)
+    if len(name) > MAX_NAME_CHARS:
+        raise _NotHive(f"vertex {quoted(key)} has a name longer than {MAX_NAME_CHARS:,} characters")
+    return key, (vertex_type.upper(), name.lower())
+
+
+def _vertex_ids(value: object) -> bool:
+    return isinstance(value, list) and all(map(_is_vertex_id, value))
+
+
+def _is_vertex_id(value: object) -> bool:
+    """A vertex id: a number in Hive's output (a string is taken too), never true or false."""
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 def _hive_pair(

@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from lineage_cli.emit.openlineage import DATASET_TYPES, DIRECT_SUBTYPES, EDGE_FACET, INDIRECT_SUBTYPES, STATEMENT_FACET
-from lineage_cli.harvest.imports import ArraysBuilder
+from lineage_cli.harvest.imports import MAX_NAME_CHARS, ArraysBuilder, quoted
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 
 # (OpenLineage DIRECT subtype, masking) -> projection subtype, and INDIRECT subtype -> predicate subtype
 _DIRECT = {pair: subtype for subtype, pair in DIRECT_SUBTYPES.items()}
 _INDIRECT = {subtype.name: subtype for subtype in INDIRECT_SUBTYPES}
 _KINDS = {(look["datasetType"], look.get("subType")): kind for kind, look in DATASET_TYPES.items()}
+_LINES = range(1, 1 << 31)  # the line numbers a store holds (int32)
 
 
 class _Unusable(ValueError):
@@ -124,8 +125,12 @@ def _own_statement(facet: dict) -> tuple[str, tuple[str, int] | None]:
     name, file, line = facet.get("name"), facet.get("file"), facet.get("line")
     if not isinstance(name, str) or not name:
         raise _Unusable(f"the {STATEMENT_FACET} run facet has no name")
-    known = isinstance(file, str) and isinstance(line, int) and not isinstance(line, bool)
-    return name, (file, line) if known else None
+    name = _name(name, f"the {STATEMENT_FACET} run facet's name")
+    if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool):
+        return name, None
+    if line not in _LINES:
+        raise _Unusable(f"the {STATEMENT_FACET} run facet's line {line} is no line number")
+    return name, (_name(file, f"the {STATEMENT_FACET} run facet's file"), line)
 
 
 def _dataset(item: Any, output: bool) -> _Dataset:
@@ -139,7 +144,7 @@ def _dataset(item: Any, output: bool) -> _Dataset:
     edge = edge_facets.get(EDGE_FACET) if isinstance(edge_facets, dict) else None
     dataset = _Dataset(
         name,
-        _KINDS.get((look.get("datasetType"), look.get("subType")), NodeKind.TABLE),
+        _kind(look),
         [_text(column, "name") for column in _list(schema, "fields")],
         _edge_flags(edge) if isinstance(edge, dict) else 0,
     )
@@ -149,11 +154,17 @@ def _dataset(item: Any, output: bool) -> _Dataset:
     return dataset
 
 
+def _kind(look: dict) -> NodeKind:
+    """The kind a ``datasetType`` facet names; a table for any other facet."""
+    key = (look.get("datasetType"), look.get("subType"))
+    return _KINDS.get(key, NodeKind.TABLE) if all(isinstance(part, str | None) for part in key) else NodeKind.TABLE
+
+
 def _edge_flags(facet: dict) -> int:
     flags = 0
     for name in _list(facet, "subtypes"):
-        if name not in Subtype.__members__:
-            raise _Unusable(f"unknown subtype {name!r} in a {EDGE_FACET} facet")
+        if not isinstance(name, str) or name not in Subtype.__members__:
+            raise _Unusable(f"unknown subtype {quoted(name)} in a {EDGE_FACET} facet")
         flags |= Subtype[name].bit
     return flags
 
@@ -161,7 +172,7 @@ def _edge_flags(facet: dict) -> int:
 def _column_lineage(dataset: _Dataset, facet: dict) -> None:
     fields = facet.get("fields")
     for target, spec in (fields if isinstance(fields, dict) else {}).items():
-        dataset.written.append(target)
+        dataset.written.append(_name(target, "a columnLineage field"))
         for reference in _list(spec, "inputFields"):
             source, column, steps = _reference(reference)
             for kind, flag in steps:
@@ -173,7 +184,7 @@ def _column_lineage(dataset: _Dataset, facet: dict) -> None:
         source, column, steps = _reference(reference)
         for kind, flag in steps:
             if kind == "DIRECT":
-                raise _Unusable(f"DIRECT lineage from {source}.{column} names no output field")
+                raise _Unusable(f"DIRECT lineage from {quoted(f'{source}.{column}')} names no output field")
             dataset.predicates.append((source, column, flag))
 
 
@@ -187,16 +198,18 @@ def _reference(reference: Any) -> tuple[str, str, list[tuple[str, int]]]:
 
 def _step(step: Any) -> tuple[str, int]:
     if not isinstance(step, dict) or step.get("type") not in ("DIRECT", "INDIRECT"):
-        raise _Unusable(f"transformation {step!r} is neither DIRECT nor INDIRECT")
+        raise _Unusable(f"transformation {quoted(step)} is neither DIRECT nor INDIRECT")
     subtype = step.get("subtype")
     if subtype is None:
         return step["type"], 0
+    if not isinstance(subtype, str):
+        raise _Unusable(f"{step['type']} subtype {quoted(subtype)} is not a string")
     if step["type"] == "INDIRECT":
         flag = _INDIRECT.get(subtype)
     else:  # masking, where a producer sets it on a subtype that cannot mask, is dropped
         flag = _DIRECT.get((subtype, step.get("masking") is True)) or _DIRECT.get((subtype, False))
     if flag is None:
-        raise _Unusable(f"unknown {step['type']} subtype {subtype!r}")
+        raise _Unusable(f"unknown {step['type']} subtype {quoted(subtype)}")
     return step["type"], flag.bit
 
 
@@ -241,9 +254,16 @@ def _object(parent: Any, key: str) -> dict:
 
 
 def _text(parent: Any, key: str) -> str:
+    """The name under ``key``: a string, and not a runaway one."""
     value = parent.get(key) if isinstance(parent, dict) else None
     if not isinstance(value, str) or not value:
         raise _Unusable(f"{key} is missing or not a string")
+    return _name(value, key)
+
+
+def _name(value: str, what: str) -> str:
+    if len(value) > MAX_NAME_CHARS:
+        raise _Unusable(f"{what} is longer than {MAX_NAME_CHARS:,} characters")
     return value
 
 
