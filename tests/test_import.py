@@ -387,3 +387,20 @@ def test_a_hive_expression_of_another_type_is_no_expression(tmp_path) -> None:
     (tmp_path / "hive.log").write_text(json.dumps(hive_record(edges=edges)) + "\n")
     _, edges_read, problems, _ = graph_of(tmp_path / "hive.log", "hive")
     assert problems == [] and ("stg.o.id", "dwh.f.id") in {(s, t) for s, t, _, _ in edges_read}
+
+
+def test_an_import_into_a_damaged_store_says_so_and_leaves_it_alone(runner, tmp_path, monkeypatch) -> None:
+    from lineage_cli.store import reader
+    from tests.test_store import damage_offsets
+
+    (tmp_path / "e.csv").write_text("source,target\na,b\n")
+    assert runner.invoke(cli, ["import", "e.csv"]).exit_code == 0
+    (tmp_path / "f.csv").write_text("source,target\nb,c\n")
+    store = tmp_path / ".lineage" / "graph.lin"
+    damage_offsets(store)
+    damaged = store.read_bytes()
+    monkeypatch.setattr(reader, "VERIFY_ON_OPEN_BYTES", 0)  # as for a big store: the checksum is not read on open
+    outcome = runner.invoke(cli, ["import", "f.csv"])
+    assert outcome.exit_code == 2, outcome.output  # numpy's "repeats may not contain negative values" before
+    assert "graph.lin: damaged store (body checksum mismatch); re-harvest to rebuild it" in outcome.output
+    assert "--replace" in outcome.output and store.read_bytes() == damaged

@@ -259,3 +259,22 @@ def test_a_written_store_gets_the_mode_of_any_new_file_not_a_private_temporary_o
     finally:
         os.umask(previous)
     assert (tmp_path / "g.lin").stat().st_mode & 0o777 == 0o644
+
+
+def damage_offsets(path) -> None:
+    """Make the first node's edge count negative, as a bit flip in a store too big to be checked on open would."""
+    section = open_store(path).header.sections["fwd_offsets"]
+    damaged = bytearray(path.read_bytes())
+    damaged[section.offset + 8 : section.offset + 16] = struct.pack("<q", 1 << 40)
+    path.write_bytes(bytes(damaged))
+
+
+def test_edges_of_a_store_with_damaged_offsets_are_a_store_error(store_file, monkeypatch) -> None:
+    from lineage_cli.store import reader
+    from lineage_cli.store.arrays import edge_sources, from_store
+
+    assert edge_sources(open_store(store_file)).tolist() == [0, 3, 4, 4]  # each edge's source, in id order
+    monkeypatch.setattr(reader, "VERIFY_ON_OPEN_BYTES", 0)  # as for a big store: the checksum is not read on open
+    damage_offsets(store_file)
+    with pytest.raises(StoreError, match=r"g\.lin: damaged store \(its edge offsets do not add up\)"):
+        from_store(open_store(store_file))

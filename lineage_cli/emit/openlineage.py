@@ -130,10 +130,9 @@ def to_json_lines(events: list[dict]) -> str:
 
 
 def _read(store: Store) -> _Graph:
-    import numpy as np
+    from lineage_cli.store.arrays import edge_sources  # (numpy: loaded by an export only)
 
-    offsets = store.numpy_array("fwd_offsets")
-    sources = np.repeat(np.arange(store.node_count), np.diff(offsets))
+    sources = edge_sources(store)
     targets, attributes = store.numpy_array("fwd_node"), store.numpy_array("fwd_attr")
     types, flags, made_by = attributes & TYPE_MASK, attributes >> TYPE_BITS, store.numpy_array("fwd_statement")
 

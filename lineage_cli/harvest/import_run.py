@@ -33,13 +33,17 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> in
     if target.exists() and not replace:
         try:
             existing = open_store(target)
+            # The merge copies all of it into a new store with a good checksum: damage must not slip through
+            # (opening checks the checksum of small stores only).
+            existing.verify()
+            stored = from_store(existing)
+            # The store no longer holds just what a harvest made: a re-run of that harvest must write it again.
+            meta = {key: value for key, value in existing.meta.items() if key != "harvest_key"}
         except StoreError as error:
             print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
             return 2
-        # The store no longer holds just what a harvest made: a re-run of that harvest must write it again.
-        meta = {key: value for key, value in existing.meta.items() if key != "harvest_key"}
         meta["tool"] = f"lineage {__version__}"
-        graph = merge(from_store(existing), imported)
+        graph = merge(stored, imported)
     written = write_store(graph, target, meta)
     seconds = time.perf_counter() - started
     print(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lineage_cli.model import Graph
-from lineage_cli.store.layout import TYPE_MASK, pack_attributes
+from lineage_cli.store.layout import TYPE_MASK, StoreError, pack_attributes
 from lineage_cli.store.reader import Store
 
 
@@ -71,7 +71,6 @@ def from_graph(graph: Graph) -> GraphArrays:
 
 def from_store(store: Store) -> GraphArrays:
     """Every node and edge of an open store, as arrays (the forward CSR expanded)."""
-    offsets = store.numpy_array("fwd_offsets")
     return GraphArrays(
         names=store.names(),
         kinds=store.numpy_array("node_kind").copy(),
@@ -79,11 +78,23 @@ def from_store(store: Store) -> GraphArrays:
         node_file=store.numpy_array("node_file").copy(),
         node_line=store.numpy_array("node_line").copy(),
         files=_strings(store, "file_offsets", "files"),
-        sources=np.repeat(np.arange(store.node_count, dtype="<i4"), np.diff(offsets)),
+        sources=edge_sources(store),
         targets=store.numpy_array("fwd_node").copy(),
         attributes=store.numpy_array("fwd_attr").copy(),
         statements=store.numpy_array("fwd_statement").copy(),
     )
+
+
+def edge_sources(store: Store) -> np.ndarray:
+    """The source node of each forward edge: the CSR offsets expanded, once they are checked to make sense.
+
+    A store too big to be checksummed on open may hold damaged offsets; expanding them would fail in numpy.
+    """
+    offsets = store.numpy_array("fwd_offsets")
+    counts = np.diff(offsets)
+    if offsets.size != store.node_count + 1 or offsets[0] != 0 or offsets[-1] != store.edge_count or counts.min() < 0:
+        raise StoreError(f"{store.path}: damaged store (its edge offsets do not add up); re-harvest to rebuild it")
+    return np.repeat(np.arange(store.node_count, dtype="<i4"), counts)
 
 
 def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
