@@ -161,7 +161,7 @@ def test_hops_through_statements_and_flow_edges_count_alike(runner, tmp_path) ->
 
 
 def graph_of(path, fmt: str = "csv"):
-    graph, issues, rows = import_file(path, fmt)
+    graph, issues, rows, _ = import_file(path, fmt)
     edges = sorted(
         (graph.names[s], graph.names[t], int(a), int(m))
         for s, t, a, m in zip(graph.sources, graph.targets, graph.attributes, graph.statements, strict=True)
@@ -238,7 +238,7 @@ def test_a_hive_record_of_the_wrong_shape_says_what_is_wrong_not_pythons_message
     ]
     path = tmp_path / "hive.log"
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    _, issues, _ = import_file(path, "hive")
+    issues = import_file(path, "hive").issues
     shape = (
         'expected "vertices": [{"id", "vertexType", "vertexId"}, ...] and '
         '"edges": [{"sources": [id, ...], "targets": [id, ...], "edgeType"}, ...]'
@@ -404,3 +404,68 @@ def test_an_import_into_a_damaged_store_says_so_and_leaves_it_alone(runner, tmp_
     assert outcome.exit_code == 2, outcome.output  # numpy's "repeats may not contain negative values" before
     assert "graph.lin: damaged store (body checksum mismatch); re-harvest to rebuild it" in outcome.output
     assert "--replace" in outcome.output and store.read_bytes() == damaged
+
+
+def test_a_node_keeps_the_line_it_was_first_named_on_in_chunks_or_not(tmp_path, monkeypatch) -> None:
+    rows = "".join(
+        f"s{i % 7}.t.c{i % 5},m{i}.t.c,projection\n" if i % 3 else f"s{i % 7}.t,m{i}.t,flow\n" for i in range(90)
+    )
+    path = tmp_path / "e.csv"
+    path.write_text("source,target,type\n" + rows)
+    whole = import_file(path, "csv")
+    monkeypatch.setattr(edge_lists, "CHUNK_CHARS", 40)
+    chunked = import_file(path, "csv")
+    assert chunked.first_lines.tolist() == whole.first_lines.tolist()
+    line_of = dict(zip(whole.graph.names, whole.first_lines.tolist(), strict=True))
+    # s1.t.c1 is row 1 (line 3), and its table s1.t comes with it, before s1.t's own flow row (line 23)
+    assert (line_of["s0.t"], line_of["s1.t.c1"], line_of["s1.t"], line_of["m89.t.c"], line_of["m89.t"]) == (
+        2,
+        3,
+        3,
+        91,
+        91,
+    )
+
+
+NEW_COLUMN = "column {} is not in the store, though its table {} is; created"
+
+
+def test_an_import_warns_of_each_column_new_to_a_table_the_store_holds(runner, tmp_path) -> None:
+    assert runner.invoke(cli, ["harvest", str(WAREHOUSE), "-q"]).exit_code == 0
+    (tmp_path / "feeds.csv").write_text(
+        "source,target,type\n"
+        "mart.sales_daily.revenue_usd,export.feed.revenue,projection\n"  # a known column into a new table
+        "mart.sales_daily.revenu,export.feed.revenue,projection\n"  # a typo: new to a known table
+        "mart.sales_daily.revenu,export.feed.total,projection\n"  # the same once more: warned once
+        "mart.sales_daily,mart.sales_daily.units2,contains\n"
+    )
+    outcome = runner.invoke(cli, ["import", "feeds.csv"])
+    assert outcome.exit_code == 0 and "imported 4 of 4 rows (0 skipped)" in outcome.output
+    warnings = [line for line in outcome.output.splitlines() if ": warning: " in line]
+    assert warnings == [
+        "feeds.csv:3: warning: " + NEW_COLUMN.format("mart.sales_daily.revenu", "mart.sales_daily"),
+        "feeds.csv:5: warning: " + NEW_COLUMN.format("mart.sales_daily.units2", "mart.sales_daily"),
+    ]
+    assert open_store(".lineage/graph.lin").find("mart.sales_daily.revenu") is not None  # created all the same
+    assert ": warning: " not in runner.invoke(cli, ["import", "feeds.csv"]).output  # known by now
+    assert ": warning: " not in runner.invoke(cli, ["import", "feeds.csv", "--replace"]).output  # no store to hold it
+
+
+def test_many_new_columns_are_listed_up_to_a_count(runner, tmp_path) -> None:
+    assert runner.invoke(cli, ["harvest", str(WAREHOUSE), "-q"]).exit_code == 0
+    rows = "".join(f"mart.sales_daily.x{i},t.y{i},projection\n" for i in range(25))
+    (tmp_path / "e.csv").write_text("source,target,type\n" + rows)
+    outcome = runner.invoke(cli, ["import", "e.csv", "--format", "csv"])
+    warnings = [line for line in outcome.output.splitlines() if ": warning: " in line]
+    assert len(warnings) == 21 and warnings[0].startswith("e.csv:2: warning: column mart.sales_daily.x0 ")
+    assert warnings[-1] == "e.csv: warning: 5 more columns not in the store were created in tables it holds"
+
+
+def test_a_hive_record_warns_of_a_new_column_at_its_line(runner, tmp_path) -> None:
+    (tmp_path / "first.log").write_text(json.dumps(HIVE_RECORD) + "\n")
+    assert runner.invoke(cli, ["import", "first.log", "--format", "hive"]).exit_code == 0
+    vertices = [*HIVE_RECORD["vertices"], {"id": 5, "vertexType": "COLUMN", "vertexId": "stg.o.new"}]
+    edges = [{"sources": [5], "targets": [0], "edgeType": "PROJECTION"}]
+    (tmp_path / "next.log").write_text("\n" + json.dumps({**HIVE_RECORD, "vertices": vertices, "edges": edges}) + "\n")
+    outcome = runner.invoke(cli, ["import", "next.log", "--format", "hive"])
+    assert f"next.log:2: warning: {NEW_COLUMN.format('stg.o.new', 'stg.o')}" in outcome.output

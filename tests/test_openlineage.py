@@ -344,3 +344,17 @@ def assert_import_refuses(tmp_path: Path, event: dict, message: str) -> None:
     error = next(line for line in outcome.output.splitlines() if line.startswith(f"{events}:1: error: "))
     assert message in error and len(error) < 300
     assert "ods.orders.total" in read_store(store).kinds  # the good event is imported
+
+
+def test_an_event_warns_of_a_field_new_to_a_dataset_the_store_holds(tmp_path) -> None:
+    events, store = tmp_path / "e.jsonl", tmp_path / "g.lin"
+    events.write_text("\n".join(map(json.dumps, FOREIGN)) + "\n")
+    first = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    assert first.exit_code == 0
+    schema = {"schema": {"fields": [{"name": "id"}, {"name": "added"}]}}
+    added = {**FOREIGN[0], "inputs": [{"name": "stg.orders", "facets": schema}]}
+    later = tmp_path / "later.jsonl"
+    later.write_text(json.dumps(FOREIGN[0]) + "\n" + json.dumps(added) + "\n")
+    outcome = CliRunner().invoke(cli, ["import", str(later), "--format", "openlineage", "--store", str(store)])
+    warning = f"{later}:2: warning: column stg.orders.added is not in the store, though its table stg.orders is"
+    assert outcome.exit_code == 0 and warning in outcome.output and "stg.orders.id " not in outcome.output

@@ -261,7 +261,8 @@ def _add(chunk: _Chunk, builder: ArraysBuilder) -> list[Problem]:
         keep = good.tolist()
         sources, targets = list(itertools.compress(sources, keep)), list(itertools.compress(targets, keep))
         types, flags = types[good], flags[good]
-    builder.named_edges(sources, _KINDS[types, 0], targets, _KINDS[types, 1], types | flags << TYPE_BITS)
+    lines = chunk.lines if good.all() else np.asarray(chunk.lines)[good]
+    builder.named_edges(sources, _KINDS[types, 0], targets, _KINDS[types, 1], types | flags << TYPE_BITS, lines)
     return sorted(problems)
 
 

@@ -1,4 +1,9 @@
-"""``lineage import``: read external lineage and merge it into the store."""
+"""``lineage import``: read external lineage and merge it into the store.
+
+A column the import names in a table the store already knows, but that the store does not hold, is most
+likely a typo or a schema drift: it is created all the same, with a warning at the input line that first
+named it (the first ``LISTED_NEW_COLUMNS`` of them, then a count).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from lineage_cli import __version__
-from lineage_cli.harvest.imports import ImportError_, format_from_suffix, import_file
-from lineage_cli.store.arrays import from_store, merge
+from lineage_cli.harvest.imports import Imported, ImportError_, format_from_suffix, import_file
+from lineage_cli.model import Issue, NodeKind
+from lineage_cli.store.arrays import GraphArrays, from_store, merge
 from lineage_cli.store.layout import StoreError
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
+
+LISTED_NEW_COLUMNS = 20
 
 
 def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> int:
@@ -21,15 +31,15 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> in
         return 2
     started = time.perf_counter()
     try:
-        imported, issues, rows = import_file(Path(path), chosen)
+        imported = import_file(Path(path), chosen)
     except ImportError_ as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    for issue in issues:
+    for issue in imported.issues:
         print(str(issue), file=sys.stderr)
     target = Path(store_path)
     meta: dict[str, object] = {"tool": f"lineage {__version__}", "default_schema": None}
-    graph = imported
+    graph = imported.graph
     if target.exists() and not replace:
         try:
             existing = open_store(target)
@@ -42,12 +52,41 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> in
         except StoreError as error:
             print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
             return 2
+        _warn_of_new_columns(path, stored, imported)
         meta["tool"] = f"lineage {__version__}"
-        graph = merge(stored, imported)
+        graph = merge(stored, imported.graph)
     written = write_store(graph, target, meta)
     seconds = time.perf_counter() - started
+    rows, skipped = imported.rows, len(imported.issues)
     print(
-        f"imported {rows - len(issues)} of {rows} rows ({len(issues)} skipped) in {seconds:.2f}s; "
+        f"imported {rows - skipped} of {rows} rows ({skipped} skipped) in {seconds:.2f}s; "
         f"store now {written.nodes} nodes, {written.edges} edges -> {written.path} ({written.bytes} bytes)"
     )
     return 0
+
+
+def _warn_of_new_columns(path: str, stored: GraphArrays, imported: Imported) -> None:
+    columns = new_columns(stored, imported.graph)
+    if not columns.size:
+        return
+    graph, lines = imported.graph, imported.first_lines
+    columns = columns[np.argsort(lines[columns], kind="stable")]
+    for column in columns[:LISTED_NEW_COLUMNS].tolist():
+        table = graph.names[graph.containers[column]]
+        message = f"column {graph.names[column]} is not in the store, though its table {table} is; created"
+        print(str(Issue(path, int(lines[column]), message, level="warning")), file=sys.stderr)
+    if columns.size > LISTED_NEW_COLUMNS:
+        more = columns.size - LISTED_NEW_COLUMNS
+        print(
+            f"{path}: warning: {more:,} more columns not in the store were created in tables it holds", file=sys.stderr
+        )
+
+
+def new_columns(stored: GraphArrays, imported: GraphArrays) -> np.ndarray:
+    """The imported columns that ``stored`` does not hold, of tables it does: their ids in ``imported``."""
+    columns = np.flatnonzero((imported.kinds == NodeKind.COLUMN) & (imported.containers >= 0))
+    if not columns.size:
+        return columns
+    held = set(stored.names)
+    known = np.fromiter(map(held.__contains__, imported.names), bool, imported.node_count)
+    return columns[~known[columns] & known[imported.containers[columns]]]

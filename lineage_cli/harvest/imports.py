@@ -17,6 +17,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,10 +44,14 @@ class ArraysBuilder:
 
     A node's kind is the one it was first named with, and a column first named with a dot in its name
     gets its table (the part before the last dot, a TABLE unless named before) and a CONTAINS edge.
+    Each node keeps the input line it was first named on (``line`` while a reader adds a record), for
+    messages about what the import added.
     """
 
     ids: dict[str, int] = field(default_factory=dict)
     kinds: bytearray = field(default_factory=bytearray)
+    first_lines: array = field(default_factory=lambda: array("i"))  # per node
+    line: int = 0  # the input line being added
     containers: dict[int, int] = field(default_factory=dict)
     provenance: dict[int, tuple[str, int]] = field(default_factory=dict)
     sources: array = field(default_factory=lambda: array("i"))
@@ -59,6 +64,7 @@ class ArraysBuilder:
         if node is None:
             node = self.ids[name] = len(self.kinds)
             self.kinds.append(kind)
+            self.first_lines.append(self.line)
             if kind is NodeKind.COLUMN and "." in name:
                 self._contain(self.node(name.rsplit(".", 1)[0], NodeKind.TABLE), node)
         return node
@@ -70,6 +76,7 @@ class ArraysBuilder:
         if node is None:
             node = self.ids[name] = len(self.kinds)
             self.kinds.append(NodeKind.COLUMN)
+            self.first_lines.append(self.line)
             self._contain(self.node(table, NodeKind.TABLE), node)
         return node
 
@@ -95,17 +102,21 @@ class ArraysBuilder:
         targets: list[str],
         target_kinds: np.ndarray,
         attributes: np.ndarray,
+        lines: np.ndarray,
     ) -> None:
-        """``edge(node(source, kind), node(target, kind), ...)`` for many rows at once, to the same nodes and kinds."""
+        """``edge(node(source, kind), node(target, kind), ...)`` for many rows at once, to the same nodes and kinds.
+
+        ``lines`` holds each row's input line.
+        """
         names: list[str] = [""] * (2 * len(sources))
         names[0::2], names[1::2] = sources, targets  # the order ``node`` would meet them in: a row's source first
         kinds = np.empty(len(names), dtype=np.uint8)
         kinds[0::2], kinds[1::2] = source_kinds, target_kinds
-        nodes = self._intern(names, kinds)
+        nodes = self._intern(names, kinds, np.repeat(np.asarray(lines, dtype=np.int32), 2))
         self._append_edges(nodes[0::2], nodes[1::2], attributes)
 
-    def _intern(self, names: list[str], kinds: np.ndarray) -> np.ndarray:
-        """The node of each name, as ``node`` one name after the other would give (and make) them."""
+    def _intern(self, names: list[str], kinds: np.ndarray, lines: np.ndarray) -> np.ndarray:
+        """The node of each name, as ``node`` one name after the other would give (and make) them, on ``lines``."""
         start = len(self.kinds)
         # One C-level pass: a new name is stored with its position (offset by _PENDING), so a position holding its
         # own value is a first occurrence, and the new nodes are numbered in order of those.
@@ -117,11 +128,13 @@ class ArraysBuilder:
         nodes[pending] = node_at[nodes[pending] - _PENDING]
         new_names = list(map(names.__getitem__, firsts.tolist()))
         self.ids.update(zip(new_names, range(start, start + firsts.size), strict=True))
-        new_kinds = kinds[firsts]
-        columns, tables = _tables_of_new_columns(new_names, new_kinds)
+        new_kinds, new_lines = kinds[firsts], lines[firsts]
+        columns, tables = _tables_of_new_columns(new_names, new_kinds, new_lines)
         self.kinds += new_kinds.tobytes()
+        self.first_lines.frombytes(new_lines.tobytes())
         if tables:  # the tables are TABLEs where new, so their own interning finds no columns
-            table_nodes = self._intern(tables, np.full(len(tables), NodeKind.TABLE, dtype=np.uint8))
+            table_kinds = np.full(len(tables), NodeKind.TABLE, dtype=np.uint8)
+            table_nodes = self._intern(tables, table_kinds, new_lines[columns])
             column_nodes = columns + start
             self.containers.update(zip(column_nodes.tolist(), table_nodes.tolist(), strict=True))
             self._append_edges(table_nodes, column_nodes, np.full(len(tables), pack_attributes(EdgeType.CONTAINS, 0)))
@@ -133,7 +146,8 @@ class ArraysBuilder:
         self.attributes.frombytes(attributes.astype(np.uint16).tobytes())
         self.statements.frombytes(np.full(sources.size, -1, dtype=np.int32).tobytes())
 
-    def build(self) -> GraphArrays:
+    def build(self) -> tuple[GraphArrays, np.ndarray]:
+        """The graph, and the input line each of its nodes was first named on."""
         names = sorted(self.ids)  # code-point order: a node's store id is its rank
         by_rank = np.fromiter(map(self.ids.__getitem__, names), np.int32, len(names))
         rank = np.empty_like(by_rank)
@@ -156,17 +170,19 @@ class ArraysBuilder:
             np.where(statements >= 0, rank[np.maximum(statements, 0)], -1),
         )
         kinds = np.frombuffer(bytes(self.kinds), dtype="u1")[by_rank]
-        return GraphArrays(names, kinds, containers, node_file, node_line, files, *edges)
+        first_lines = np.frombuffer(self.first_lines, dtype=np.int32)[by_rank]
+        return GraphArrays(names, kinds, containers, node_file, node_line, files, *edges), first_lines
 
 
 _PENDING = 1 << 40  # above every node id: ``_intern``'s marker for a name met for the first time
 
 
-def _tables_of_new_columns(names: list[str], kinds: np.ndarray) -> tuple[np.ndarray, list[str]]:
+def _tables_of_new_columns(names: list[str], kinds: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """The new columns ``node`` would give a table, meeting ``names`` one after the other: positions, table names.
 
-    ``names`` are new names in order of first occurrence, ``kinds`` the kinds they first occur with.  A name that a
-    column names as its table before the name's own first occurrence becomes a TABLE in ``kinds``, as in ``node``.
+    ``names`` are new names in order of first occurrence, ``kinds`` and ``lines`` the kinds they first occur with
+    and the lines they first occur on.  A name that a column names as its table before the name's own first
+    occurrence becomes a TABLE in ``kinds``, as in ``node``, first named on that column's line in ``lines``.
     """
     columns = np.flatnonzero(kinds == NodeKind.COLUMN)
     column_names = list(map(names.__getitem__, columns.tolist()))
@@ -186,12 +202,23 @@ def _tables_of_new_columns(names: list[str], kinds: np.ndarray) -> tuple[np.ndar
         if (kept == keep).all():
             break
         keep = kept
-    kinds[table_at[keep & named_later]] = NodeKind.TABLE
+    tabled = keep & named_later
+    kinds[table_at[tabled]] = NodeKind.TABLE
+    np.minimum.at(lines, table_at[tabled], lines[columns[tabled]])
     return columns[keep], list(itertools.compress(tables, keep.tolist()))
 
 
-def import_file(path: Path, fmt: str) -> tuple[GraphArrays, list[Issue], int]:
-    """Read ``path`` in format ``fmt``; returns the graph, the skipped rows, and the rows read."""
+class Imported(NamedTuple):
+    """What an import file holds."""
+
+    graph: GraphArrays
+    issues: list[Issue]  # the skipped rows
+    rows: int  # the rows read
+    first_lines: np.ndarray  # per node of ``graph``, the line it was first named on
+
+
+def import_file(path: Path, fmt: str) -> Imported:
+    """Read ``path`` in format ``fmt``."""
     builder = ArraysBuilder()
     try:
         if fmt in _ROW_READERS:
@@ -203,7 +230,8 @@ def import_file(path: Path, fmt: str) -> tuple[GraphArrays, list[Issue], int]:
             rows, problems = read_edge_list(path, fmt, builder)
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ImportError_(f"{path}: cannot read: {error}") from error
-    return builder.build(), [Issue(str(path), line, problem) for line, problem in problems], rows
+    graph, first_lines = builder.build()
+    return Imported(graph, [Issue(str(path), line, problem) for line, problem in problems], rows, first_lines)
 
 
 def _tally(rows: Iterable[tuple[int, str | None]]) -> tuple[int, list[Problem]]:
@@ -271,6 +299,7 @@ def _add_hive_query(document: dict | str, builder: ArraysBuilder, file: str, lin
         edges = _hive_edges(document)
     except _NotHive as problem:
         return f"not a LineageLogger record: {problem}"
+    builder.line = line
     step = builder.transformation(f"{file}:{line}", file, line)
     for sources, targets, edge_type, expression in edges:
         for source in sources:

@@ -67,6 +67,7 @@ def openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, 
         except _Unusable as problem:
             yield line, f"{label}{problem}"
             continue
+        builder.line = line
         _add(parsed, builder)
         yield line, None
 
