@@ -5,16 +5,19 @@ re-run that recalls the harvest its store holds leaves the store as it is, and i
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import pickle
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pytest
@@ -27,6 +30,7 @@ from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.manifest import load_manifest
 from lineage_cli.harvest.schema import DDL, SchemaCatalog
+from lineage_cli.store import writer
 from lineage_cli.store.arrays import from_store
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
@@ -422,6 +426,118 @@ def test_a_harvest_after_an_import_writes_the_harvested_graph_again(inputs: Path
     again = runner.invoke(cli, command)
     assert again.exit_code == 0 and "up to date" not in again.output
     assert Path("graph.lin").read_bytes() == harvested
+
+
+# -- write errors: a cache that cannot be written is a warning, a store an error; neither leaves a temporary file --
+
+EXTRA_STATEMENT = "\nINSERT INTO mart.extra SELECT k.store_id FROM mart.store_kpi k;\n"
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+def told(output: str) -> list[str]:
+    """What ``lineage`` itself says on stderr: its own lines, not the issues of the SQL."""
+    return [line for line in output.splitlines() if line.startswith("lineage: ")]
+
+
+def failing_write(code: int) -> Callable[..., None]:
+    """A write that stops part way with the OSError of a full disk, a read-only folder or the file size limit."""
+
+    def write(out: IO[bytes], *args: object) -> None:
+        out.write(b"the first bytes")
+        raise OSError(code, os.strerror(code))
+
+    return write
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EFBIG], ids=errno.errorcode.get)
+def test_a_cache_that_cannot_be_written_is_a_warning_and_the_store_is_written(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "--store", "graph.lin"]
+    assert runner.invoke(cli, [*command, "-q"]).exit_code == 0
+    kept = folder_files(Path("graph.lin.cache"))
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    with monkeypatch.context() as patch:
+        patch.setattr(harvest_cache, "_write_entry", failing_write(code))
+        failed = runner.invoke(cli, command)
+    assert failed.exit_code == 0 and "Traceback" not in failed.output
+    warning = f"cannot write the harvest cache graph.lin.cache: {os.strerror(code)} (the harvest goes on without it)"
+    assert told(failed.stderr) == [f"lineage: warning: {warning}"]
+    assert "mart.extra" in open_store("graph.lin").names()
+    assert folder_files(Path("graph.lin.cache")) == kept  # the last harvest's files, and no temporary one
+    again = runner.invoke(cli, [*command, "-q"])  # the cache still serves every file but the changed one
+    served = re.search(r"harvested (\d+) files, .*, (\d+) of \1 files from cache", again.output)
+    assert again.exit_code == 0 and served is not None and int(served.group(2)) == int(served.group(1)) - 1
+
+
+def test_a_store_that_cannot_be_written_is_an_error_and_the_old_store_stays(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "-q", "--store", "graph.lin"]
+    assert runner.invoke(cli, command).exit_code == 0
+    before = Path("graph.lin").read_bytes()
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    with monkeypatch.context() as patch:
+        patch.setattr(writer, "_write_file", failing_write(errno.ENOSPC))
+        failed = runner.invoke(cli, command)
+    assert failed.exit_code == 2 and "Traceback" not in failed.output
+    assert told(failed.stderr) == ["lineage: error: cannot write the store graph.lin: No space left on device"]
+    assert Path("graph.lin").read_bytes() == before
+    assert not [path.name for path in Path(".").iterdir() if path.name.startswith(".")]  # no temporary store
+    assert runner.invoke(cli, command).exit_code == 0 and "mart.extra" in open_store("graph.lin").names()
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so a write past the limit fails with EFBIG, not a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_the_file_size_limit_is_one_line_each_and_leaves_the_old_store_and_cache(inputs: Path) -> None:
+    command = [*HARVEST, "--store", "graph.lin", "-j", "1"]
+    assert CliRunner().invoke(cli, [*command, "-q"]).exit_code == 0
+    store, cache = Path("graph.lin").read_bytes(), folder_files(Path("graph.lin.cache"))
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "lineage_cli", *command],
+        preexec_fn=_file_size_limit(4096),  # smaller than the store and than the cache's units
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert told(done.stderr) == [
+        "lineage: warning: cannot write the harvest cache graph.lin.cache: File too large"
+        " (the harvest goes on without it)",
+        "lineage: error: cannot write the store graph.lin: File too large",
+    ]
+    assert Path("graph.lin").read_bytes() == store and folder_files(Path("graph.lin.cache")) == cache
+    assert not [path.name for path in Path(".").iterdir() if path.name.startswith(".")]
+
+
+def test_no_cache_neither_reads_nor_writes_the_cache(inputs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "-q", "--store", "graph.lin"]
+    assert runner.invoke(cli, [*command, "--no-cache"]).exit_code == 0
+    assert not Path("graph.lin.cache").exists()
+    assert runner.invoke(cli, command).exit_code == 0
+    kept = folder_files(Path("graph.lin.cache"))
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    with monkeypatch.context() as patch:
+        patch.setattr(harvest_cache, "_read", lambda *args: pytest.fail("--no-cache read the cache"))
+        uncached = runner.invoke(cli, [*command, "--no-cache"])
+    assert uncached.exit_code == 0 and "from cache" not in uncached.output
+    assert folder_files(Path("graph.lin.cache")) == kept
 
 
 # Runs a ``lineage`` command and then names every module it imported (``main`` would leave at once: os._exit).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance, Subtype
 from lineage_cli.store import writer
-from lineage_cli.store.layout import FORMAT_VERSION, StoreError, unpack_attributes
+from lineage_cli.store.layout import FORMAT_VERSION, StoreError, StoreWriteError, unpack_attributes
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 
@@ -130,11 +131,12 @@ def test_like_patterns(store_file) -> None:
 def test_failed_write_leaves_the_old_store_intact(store_file, monkeypatch) -> None:
     before = store_file.read_bytes()
 
-    def crash(*args, **kwargs):
-        raise OSError("disk full")
+    def crash(out, *args, **kwargs):
+        out.write(b"the first bytes")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(writer, "_write_file", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(StoreWriteError, match=r"^cannot write the store .*g\.lin: No space left on device$"):
         write_store(Graph(), store_file, {})
     assert store_file.read_bytes() == before
     assert [p.name for p in store_file.parent.iterdir()] == [store_file.name]

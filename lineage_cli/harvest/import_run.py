@@ -8,10 +8,10 @@ from pathlib import Path
 
 from lineage_cli import __version__
 from lineage_cli.harvest.imports import ImportError_, format_from_suffix, import_file
-from lineage_cli.store.arrays import from_store, merge
-from lineage_cli.store.layout import StoreError
+from lineage_cli.store.arrays import GraphArrays, from_store, merge
+from lineage_cli.store.layout import StoreError, StoreWriteError
 from lineage_cli.store.reader import open_store
-from lineage_cli.store.writer import write_store
+from lineage_cli.store.writer import WrittenStore, write_store
 
 
 def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> int:
@@ -27,23 +27,29 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> in
         return 2
     for issue in issues:
         print(str(issue), file=sys.stderr)
-    target = Path(store_path)
-    meta: dict[str, object] = {"tool": f"lineage {__version__}", "default_schema": None}
-    graph = imported
-    if target.exists() and not replace:
-        try:
-            existing = open_store(target)
-        except StoreError as error:
-            print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
-            return 2
-        # The store no longer holds just what a harvest made: a re-run of that harvest must write it again.
-        meta = {key: value for key, value in existing.meta.items() if key != "harvest_key"}
-        meta["tool"] = f"lineage {__version__}"
-        graph = merge(from_store(existing), imported)
-    written = write_store(graph, target, meta)
+    try:
+        written = _merge_into(Path(store_path), imported, replace)
+    except StoreError as error:
+        print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
+        return 2
+    except StoreWriteError as error:
+        print(f"lineage: error: {error}", file=sys.stderr)
+        return 2
     seconds = time.perf_counter() - started
     print(
         f"imported {rows - len(issues)} of {rows} rows ({len(issues)} skipped) in {seconds:.2f}s; "
         f"store now {written.nodes} nodes, {written.edges} edges -> {written.path} ({written.bytes} bytes)"
     )
     return 0
+
+
+def _merge_into(target: Path, imported: GraphArrays, replace: bool) -> WrittenStore:
+    """Write the store at ``target``: what it holds merged with ``imported``, or ``imported`` alone."""
+    meta: dict[str, object] = {"tool": f"lineage {__version__}", "default_schema": None}
+    if replace or not target.exists():
+        return write_store(imported, target, meta)
+    existing = open_store(target)
+    # The store no longer holds just what a harvest made: a re-run of that harvest must write it again.
+    meta = {key: value for key, value in existing.meta.items() if key != "harvest_key"}
+    meta["tool"] = f"lineage {__version__}"
+    return write_store(merge(from_store(existing), imported), target, meta)
