@@ -66,7 +66,7 @@ def test_a_store_that_cannot_be_written_is_one_line_and_the_old_store_stays(runn
     assert failed.exit_code == 2
     assert failed.stderr == "lineage: error: cannot write the store .lineage/graph.lin: No space left on device\n"
     assert (tmp_path / ".lineage" / "graph.lin").read_bytes() == before
-    assert sorted(path.name for path in (tmp_path / ".lineage").iterdir()) == ["graph.lin"]
+    assert sorted(path.name for path in (tmp_path / ".lineage").iterdir()) == ["graph.lin", "graph.lin.lock"]
 
 
 def test_csv_rows_become_typed_edges_and_bad_rows_are_skipped_with_their_line(runner, tmp_path) -> None:

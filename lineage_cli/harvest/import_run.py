@@ -10,11 +10,12 @@ from lineage_cli import __version__
 from lineage_cli.harvest.imports import ImportError_, format_from_suffix, import_file
 from lineage_cli.store.arrays import GraphArrays, from_store, merge
 from lineage_cli.store.layout import StoreError, StoreWriteError
+from lineage_cli.store.lock import StoreLockError, store_lock
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import WrittenStore, write_store
 
 
-def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> int:
+def run_import(path: str, fmt: str | None, store_path: str, replace: bool, wait: bool = True) -> int:
     chosen = fmt or format_from_suffix(path)
     if chosen is None:
         print(f"error: cannot tell the format of {path}; pass --format", file=sys.stderr)
@@ -28,11 +29,12 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> in
     for issue in issues:
         print(str(issue), file=sys.stderr)
     try:
-        written = _merge_into(Path(store_path), imported, replace)
+        with store_lock(store_path, wait):  # the store merged into is read under the lock too
+            written = _merge_into(Path(store_path), imported, replace)
     except StoreError as error:
         print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
         return 2
-    except StoreWriteError as error:
+    except (StoreLockError, StoreWriteError) as error:
         print(f"lineage: error: {error}", file=sys.stderr)
         return 2
     seconds = time.perf_counter() - started

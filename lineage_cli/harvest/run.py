@@ -10,7 +10,8 @@ reports every issue and the summary, and imports neither sqlglot nor numpy.  A h
 nothing to read (no ``*.sql`` under its PATHs, an empty manifest) exits 2 and leaves the store as it
 is, unless ``--allow-empty``: an empty store in place of a full one is a mistake far more often than not.
 
-A store that cannot be written is an error (exit 2) that leaves the old store;
+A harvest holds the store's write lock (``store/lock.py``) from before it reads the cache until the
+store is written.  A store that cannot be written is an error (exit 2) that leaves the old store;
 a cache that cannot be written is a warning, and the store is written all the same.
 """
 
@@ -31,6 +32,7 @@ from lineage_cli.harvest.templates import read_vars_file
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, load_profile
 from lineage_cli.store.layout import StoreError, StoreWriteError
+from lineage_cli.store.lock import StoreLockError, store_lock
 from lineage_cli.store.reader import open_store
 from lineage_cli.terminal import plain_console
 
@@ -95,6 +97,7 @@ def run_harvest(
     quiet: bool = False,
     encoding: str | None = None,
     allow_empty: bool = False,
+    wait: bool = True,
 ) -> int:
     from rich.text import Text
 
@@ -124,10 +127,14 @@ def run_harvest(
         "jobs": jobs or cpus,  # the pool caps it at cpus
         "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
     }
-    result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
-    _report(console, result.issues, quiet)
     try:
-        stored = _store(result, store, _meta(result, profile, default_schema))
+        with store_lock(store, wait):  # from before the cache is read until the store is written
+            result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
+            _report(console, result.issues, quiet)
+            stored = _store(result, store, _meta(result, profile, default_schema))
+    except StoreLockError as error:
+        print(f"lineage: error: {error}", file=sys.stderr)
+        return 2
     except StoreWriteError as error:
         _report_cache_errors(result, quiet)
         print(f"lineage: error: {error}", file=sys.stderr)
