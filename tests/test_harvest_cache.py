@@ -253,6 +253,14 @@ def _first_column_subtype(value: str) -> Callable[[Any], Any]:
     return change
 
 
+def _first_statement_line(value: int) -> Callable[[Any], Any]:
+    def change(entry: Any) -> Any:
+        entry["lineage"][0][0] = value
+        return entry
+
+    return change
+
+
 UNIT_DAMAGE = {
     "bad JSON": _damage_one_unit(lambda entry: "{not json"),
     "nested too deep": _damage_one_unit(lambda entry: "[" * 100_000),
@@ -260,6 +268,7 @@ UNIT_DAMAGE = {
     "a boolean line": _damage_one_unit(_set("issues", [["f.sql", True, "m", None, "error"]])),
     "an unknown issue level": _damage_one_unit(_set("issues", [["f.sql", 1, "m", None, "fatal"]])),
     "an unknown subtype": _damage_one_unit(_first_column_subtype("NOT_A_SUBTYPE")),
+    "a line past the store's": _damage_one_unit(_first_statement_line(2**40)),
     "a catalog of another shape": _damage_one_unit(_set("learned", {"layers": "x", "partitions": {}})),
     "a field more": _damage_one_unit(_set("extra", 1)),
     "a line without a key": lambda text: text.replace(b"\n", b"\nnot-a-key ", 1),

@@ -59,6 +59,7 @@ _OUTCOME_FIELDS = frozenset(("file", "statements", "issues", "lineage", "learned
 _LEVELS = frozenset(("error", "warning"))
 _COLUMN_KINDS = frozenset(("projection", "predicate"))
 _SUBTYPES = frozenset(subtype.name for subtype in Subtype)  # what assembling a column edge looks up
+_LAST_LINE = 2**31 - 1  # the store keeps a statement's line as an i4
 
 
 def outcome_data(outcome: FileOutcome) -> dict[str, object]:
@@ -112,7 +113,8 @@ def _issue_from_data(data: Any) -> Issue:
 def _statement_from_data(data: Any) -> StatementRecord:
     expect(type(data) is list and len(data) == 4, "a statement")
     line, kind, writes, columns = data
-    expect(type(line) is int and type(kind) is str and type(writes) is list, "a statement's line, type and writes")
+    expect(type(line) is int and 0 <= line <= _LAST_LINE, "a statement's line")
+    expect(type(kind) is str and type(writes) is list, "a statement's type and writes")
     expect(type(columns) is list and len(columns) % 4 == 0 and only(columns, str), "a statement's column edges")
     expect(set(columns[2::4]) <= _COLUMN_KINDS and set(columns[3::4]) <= _SUBTYPES, "a column edge's kind or subtype")
     edges = list(zip(columns[0::4], columns[1::4], columns[2::4], columns[3::4], strict=True))
