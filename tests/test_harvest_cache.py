@@ -266,7 +266,7 @@ UNIT_DAMAGE = {
     "nested too deep": _damage_one_unit(lambda entry: "[" * 100_000),
     "a count as a string": _damage_one_unit(_set("statements", "3")),
     "a boolean line": _damage_one_unit(_set("issues", [["f.sql", True, "m", None, "error"]])),
-    "an unknown issue level": _damage_one_unit(_set("issues", [["f.sql", 1, "m", None, "fatal"]])),
+    "an issue's level as a number": _damage_one_unit(_set("issues", [["f.sql", 1, "m", None, 2]])),
     "an unknown subtype": _damage_one_unit(_first_column_subtype("NOT_A_SUBTYPE")),
     "a line past the store's": _damage_one_unit(_first_statement_line(2**40)),
     "a catalog of another shape": _damage_one_unit(_set("learned", {"layers": "x", "partitions": {}})),

@@ -56,7 +56,6 @@ class FileOutcome:
 
 
 _OUTCOME_FIELDS = frozenset(("file", "statements", "issues", "lineage", "learned", "defaults"))
-_LEVELS = frozenset(("error", "warning"))
 _COLUMN_KINDS = frozenset(("projection", "predicate"))
 _SUBTYPES = frozenset(subtype.name for subtype in Subtype)  # what assembling a column edge looks up
 _LAST_LINE = 2**31 - 1  # the store keeps a statement's line as an i4
@@ -106,7 +105,7 @@ def _issue_from_data(data: Any) -> Issue:
     expect(type(data) is list and len(data) == 5, "an issue")
     file, line, message, col, level = data
     expect(type(file) is str and type(line) is int and type(message) is str, "an issue's place and message")
-    expect((col is None or type(col) is int) and type(level) is str and level in _LEVELS, "an issue's column and level")
+    expect((col is None or type(col) is int) and type(level) is str, "an issue's column and level")
     return Issue(file, line, message, col, level)
 
 
