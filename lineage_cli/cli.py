@@ -47,6 +47,9 @@ store_option = click.option(
     type=OUTPUT_FILE,
     help="Store file (also LINEAGE_STORE).",
 )
+no_wait_option = click.option(
+    "--no-wait", is_flag=True, help="Exit 2 at once if another harvest or import is writing the store, not wait."
+)
 
 
 def _known_encoding(_context: click.Context, _parameter: click.Parameter, name: str | None) -> str | None:
@@ -173,6 +176,7 @@ def cli() -> None:
     "-j", "--jobs", type=click.IntRange(min=1), help="Worker processes, at most the CPUs [default: all of them]."
 )
 @click.option("--no-cache", is_flag=True, help="Parse every file again instead of reusing unchanged results.")
+@no_wait_option
 @click.option("--tables-only", is_flag=True, help="Table lineage only: skip the column analysis.")
 @click.option("--strict", is_flag=True, help="Exit 1 if any statement could not be harvested.")
 @click.option("--allow-empty", is_flag=True, help="With nothing found to harvest, write an empty store (else: exit 2).")
@@ -191,6 +195,7 @@ def harvest(
     store: str,
     jobs: int | None,
     no_cache: bool,
+    no_wait: bool,
     tables_only: bool,
     strict: bool,
     allow_empty: bool,
@@ -236,6 +241,7 @@ def harvest(
         quiet=quiet,
         encoding=encoding,
         allow_empty=allow_empty,
+        wait=not no_wait,
     )
     sys.exit(code)
 
@@ -464,7 +470,8 @@ def walkplans(name: str | None) -> None:
 )
 @click.option("--replace", is_flag=True, help="Replace the store instead of merging into it.")
 @store_option
-def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
+@no_wait_option
+def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool) -> None:
     """Merge lineage from another tool into the store.
 
     \b
@@ -486,7 +493,7 @@ def import_(file: str, fmt: str | None, replace: bool, store: str) -> None:
     """
     from lineage_cli.harvest.import_run import run_import
 
-    sys.exit(run_import(file, fmt, store, replace))
+    sys.exit(run_import(file, fmt, store, replace, wait=not no_wait))
 
 
 @cli.command()

@@ -4,23 +4,33 @@ re-run that recalls the harvest its store holds leaves the store as it is, and i
 
 from __future__ import annotations
 
+import base64
+import errno
 import json
 import os
+import pickle
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest import batch
+from lineage_cli.harvest import cache as harvest_cache
 from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.manifest import load_manifest
 from lineage_cli.harvest.schema import DDL, SchemaCatalog
+from lineage_cli.store import writer
 from lineage_cli.store.arrays import from_store
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
@@ -73,6 +83,13 @@ def facts(result: Harvest) -> tuple:
         graph.provenance,
         graph.edges,
     )
+
+
+def unit_entries(cache: Path) -> dict[str, str]:
+    """The units file's entries: each unit's key and its analysis, as JSON text."""
+    loaded = harvest_cache._read(cache / "units", "units")
+    assert loaded is not None, "no units file"
+    return harvest_cache._unit_entries(loaded[1])
 
 
 def store_bytes(result: Harvest, path: Path) -> bytes:
@@ -137,49 +154,180 @@ def test_a_changed_manifest_assembles_again_from_the_cached_units(inputs: Path, 
     assert facts(changed) == facts(run(None))
 
 
-def test_a_lost_unit_entry_is_parsed_again_not_recalled(inputs: Path, assembled: list[int]) -> None:
+def test_a_lost_units_file_is_parsed_again_not_recalled(inputs: Path, assembled: list[int]) -> None:
     cache = inputs / "cache"
     run(cache)
-    entries = sorted(p for p in cache.iterdir() if not p.name.startswith(("harvest-", "graph-")))
-    entries[0].unlink()
+    (cache / "units").unlink()
     again = run(cache)
-    assert len(assembled) == 2 and entries[0].exists()
+    assert len(assembled) == 2 and again.cache_hits == 0 and (cache / "units").exists()
     assert facts(again) == facts(run(None))
 
 
-def test_the_cache_keeps_one_memo_and_what_its_harvest_used(inputs: Path) -> None:
-    cache = inputs / "cache"
+def test_the_cache_is_three_files_holding_what_the_last_harvest_used(inputs: Path) -> None:
+    cache, alone = inputs / "cache", inputs / "alone"
     for etl_date in ("2024-01-01", "2024-01-02", "2024-01-03"):
         run(cache, variables={"etl_date": etl_date})
-    memos = [p.name for p in cache.iterdir() if p.name.startswith("harvest-")]
-    assert len(memos) == 1
-    before = sorted(p.name for p in cache.iterdir())
-    run(cache, variables={"etl_date": "2024-01-03"})
-    assert sorted(p.name for p in cache.iterdir()) == before
+    run(alone, variables={"etl_date": "2024-01-03"})
+    assert sorted(p.name for p in cache.iterdir()) == ["graph", "harvest", "units"]
+    assert unit_entries(cache) == unit_entries(alone)
+    before = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    run(cache, variables={"etl_date": "2024-01-03"})  # recalled: nothing written
+    assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == before
 
 
-def test_a_lost_graph_entry_assembles_again(inputs: Path, assembled: list[int]) -> None:
+def test_a_lost_graph_file_assembles_again(inputs: Path, assembled: list[int]) -> None:
     cache = inputs / "cache"
     run(cache)
-    (graph,) = cache.glob("graph-*")
-    graph.unlink()
+    (cache / "graph").unlink()
     again = run(cache)
-    assert len(assembled) == 2 and graph.exists()
+    assert len(assembled) == 2 and (cache / "graph").exists()
     assert facts(again) == facts(run(None))
 
 
-def test_a_graph_entry_damaged_after_the_recall_is_made_again_from_the_units(
-    inputs: Path, assembled: list[int]
-) -> None:
+def test_a_graph_file_damaged_after_the_recall_is_made_again_from_the_units(inputs: Path, assembled: list[int]) -> None:
     cache = inputs / "cache"
     first = run(cache)
     recalled = run(cache)
     assert len(assembled) == 1 and recalled.recalled is not None
-    (graph,) = cache.glob("graph-*")
-    graph.write_bytes(b"damaged")  # read only now, when the graph is asked for
+    (cache / "graph").write_bytes(b"damaged")  # read only now, when the graph is asked for
     assert facts(recalled) == facts(first) and len(assembled) == 2
     assert store_bytes(recalled, inputs / "recalled.lin") == store_bytes(first, inputs / "first.lin")
-    assert facts(run(cache)) == facts(first) and len(assembled) == 2  # the entry was written again
+    assert facts(run(cache)) == facts(first) and len(assembled) == 2  # the file was written again
+
+
+class _Planted:
+    """A pickle that creates ``marker`` when it is loaded: what a hostile cache folder would hold."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (exec, (f"open({str(self.marker)!r}, 'w').close()",))
+
+
+def test_a_planted_pickle_runs_nothing_and_is_a_cache_miss(inputs: Path) -> None:
+    cache, marker = inputs / "cache", inputs / "planted-pickle-ran"
+    fresh = run(None)
+    run(cache)
+    planted = pickle.dumps(_Planted(marker))
+    # Every file the cache has, and the names older versions read (a unit's key, a memo's) too.
+    for path in [*cache.iterdir(), cache / ("0" * 64), cache / f"harvest-{'0' * 64}"]:
+        path.write_bytes(planted)
+    again = run(cache)
+    assert not marker.exists()
+    assert facts(again) == facts(fresh) and again.cache_hits == 0 and again.recalled is None
+    assert sorted(p.name for p in cache.iterdir()) == ["graph", "harvest", "units"]  # the planted names are gone
+
+
+def _rewrite(cache: Path, name: str, change: Callable[[bytes], bytes]) -> None:
+    """Rewrite a cache file's text, its header kept valid: only the data is unexpected."""
+    loaded = harvest_cache._read(cache / name, name)
+    assert loaded is not None
+    harvest_cache._replace(cache / name, name, loaded[0], change(loaded[1]))
+
+
+def _damage_one_unit(change: Callable[[Any], Any]) -> Callable[[bytes], bytes]:
+    """A change of the units file: ``change`` applied to the analysis of one unit that has column lineage."""
+
+    def apply(text: bytes) -> bytes:
+        lines = text.decode().splitlines()
+        index = next(i for i, line in enumerate(lines) if '"projection"' in line and str(PLAIN_FILE) not in line)
+        key, _, entry = lines[index].partition(" ")
+        changed = change(json.loads(entry))
+        lines[index] = f"{key} {changed if isinstance(changed, str) else json.dumps(changed)}"
+        return "".join(f"{line}\n" for line in lines).encode()
+
+    return apply
+
+
+def _set(field: str, value: object) -> Callable[[Any], Any]:
+    return lambda entry: {**entry, field: value}
+
+
+def _first_column_subtype(value: str) -> Callable[[Any], Any]:
+    def change(entry: Any) -> Any:
+        statement = next(s for s in entry["lineage"] if s[3])
+        statement[3][3] = value
+        return entry
+
+    return change
+
+
+def _first_statement_line(value: int) -> Callable[[Any], Any]:
+    def change(entry: Any) -> Any:
+        entry["lineage"][0][0] = value
+        return entry
+
+    return change
+
+
+UNIT_DAMAGE = {
+    "bad JSON": _damage_one_unit(lambda entry: "{not json"),
+    "nested too deep": _damage_one_unit(lambda entry: "[" * 100_000),
+    "a count as a string": _damage_one_unit(_set("statements", "3")),
+    "a boolean line": _damage_one_unit(_set("issues", [["f.sql", True, "m", None, "error"]])),
+    "an issue's level as a number": _damage_one_unit(_set("issues", [["f.sql", 1, "m", None, 2]])),
+    "an unknown subtype": _damage_one_unit(_first_column_subtype("NOT_A_SUBTYPE")),
+    "a line past the store's": _damage_one_unit(_first_statement_line(2**40)),
+    "a catalog of another shape": _damage_one_unit(_set("learned", {"layers": "x", "partitions": {}})),
+    "a field more": _damage_one_unit(_set("extra", 1)),
+    "a line without a key": lambda text: text.replace(b"\n", b"\nnot-a-key ", 1),
+}
+
+
+@pytest.mark.parametrize("damage", UNIT_DAMAGE.values(), ids=UNIT_DAMAGE.keys())
+def test_unexpected_units_data_is_parsed_again(inputs: Path, damage: Callable[[bytes], bytes]) -> None:
+    cache = inputs / "cache"
+    run(cache)
+    _rewrite(cache, "units", damage)
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + "\n-- changed: the units file is read\n")
+    again = run(cache)
+    assert again.cache_hits <= again.files - 2  # the changed file, and the damaged entry or the whole file
+    assert facts(again) == facts(run(None))
+
+
+def _on_disk(change: Callable[[bytes], bytes]) -> Callable[[Path, str], None]:
+    """A change of a cache file's bytes as they are, header and all."""
+
+    def apply(cache: Path, name: str) -> None:
+        (cache / name).write_bytes(change((cache / name).read_bytes()))
+
+    return apply
+
+
+def _in_data(change: Callable[[Any], Any]) -> Callable[[Path, str], None]:
+    """A change of a cache file's JSON data, its header and compression kept valid."""
+    return lambda cache, name: _rewrite(cache, name, lambda text: json.dumps(change(json.loads(text))).encode())
+
+
+def _edges_to_nowhere(data: Any) -> Any:
+    sources = np.frombuffer(base64.b64decode(data["sources"]), dtype="<i4") + len(data["names"])
+    return {**data, "sources": base64.b64encode(sources.astype("<i4").tobytes()).decode()}
+
+
+FILE_DAMAGE = {
+    "a truncated units file": ("units", _on_disk(lambda data: data[: len(data) // 2])),
+    "a units file of another format": ("units", _on_disk(lambda data: data.replace(b" 1 ", b" 999 ", 1))),
+    "bytes after the units": ("units", _on_disk(lambda data: data + b"x")),
+    "a summary's count as a string": ("harvest", _in_data(lambda data: {**data, "files": str(data["files"])})),
+    "a summary as a list": ("harvest", _in_data(lambda data: [data])),
+    "a graph's edge from no node": ("graph", _in_data(_edges_to_nowhere)),
+    "a graph's names out of order": ("graph", _in_data(lambda data: {**data, "names": data["names"][::-1]})),
+}
+
+
+@pytest.mark.parametrize(("name", "damage"), FILE_DAMAGE.values(), ids=FILE_DAMAGE.keys())
+def test_an_unexpected_cache_file_is_a_miss(inputs: Path, name: str, damage: Callable[[Path, str], None]) -> None:
+    cache = inputs / "cache"
+    run(cache)
+    damage(cache, name)
+    if name == "units":  # else the harvest is recalled, which reads no units
+        PLAIN_FILE.write_text(PLAIN_FILE.read_text() + "\n-- changed: the units file is read\n")
+    again = run(cache)
+    fresh = run(None)
+    assert again.cache_hits == (0 if name == "units" else again.files)
+    assert facts(again) == facts(fresh)
+    assert store_bytes(again, inputs / "again.lin") == store_bytes(fresh, inputs / "fresh.lin")
 
 
 def test_the_schema_fingerprint_sees_column_order_and_every_change_of_a_schema_file(tmp_path: Path) -> None:
@@ -287,6 +435,118 @@ def test_a_harvest_after_an_import_writes_the_harvested_graph_again(inputs: Path
     again = runner.invoke(cli, command)
     assert again.exit_code == 0 and "up to date" not in again.output
     assert Path("graph.lin").read_bytes() == harvested
+
+
+# -- write errors: a cache that cannot be written is a warning, a store an error; neither leaves a temporary file --
+
+EXTRA_STATEMENT = "\nINSERT INTO mart.extra SELECT k.store_id FROM mart.store_kpi k;\n"
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+def told(output: str) -> list[str]:
+    """What ``lineage`` itself says on stderr: its own lines, not the issues of the SQL."""
+    return [line for line in output.splitlines() if line.startswith("lineage: ")]
+
+
+def failing_write(code: int) -> Callable[..., None]:
+    """A write that stops part way with the OSError of a full disk, a read-only folder or the file size limit."""
+
+    def write(out: IO[bytes], *args: object) -> None:
+        out.write(b"the first bytes")
+        raise OSError(code, os.strerror(code))
+
+    return write
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EFBIG], ids=errno.errorcode.get)
+def test_a_cache_that_cannot_be_written_is_a_warning_and_the_store_is_written(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "--store", "graph.lin"]
+    assert runner.invoke(cli, [*command, "-q"]).exit_code == 0
+    kept = folder_files(Path("graph.lin.cache"))
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    with monkeypatch.context() as patch:
+        patch.setattr(harvest_cache, "_write_entry", failing_write(code))
+        failed = runner.invoke(cli, command)
+    assert failed.exit_code == 0 and "Traceback" not in failed.output
+    warning = f"cannot write the harvest cache graph.lin.cache: {os.strerror(code)} (the harvest goes on without it)"
+    assert told(failed.stderr) == [f"lineage: warning: {warning}"]
+    assert "mart.extra" in open_store("graph.lin").names()
+    assert folder_files(Path("graph.lin.cache")) == kept  # the last harvest's files, and no temporary one
+    again = runner.invoke(cli, [*command, "-q"])  # the cache still serves every file but the changed one
+    served = re.search(r"harvested (\d+) files, .*, (\d+) of \1 files from cache", again.output)
+    assert again.exit_code == 0 and served is not None and int(served.group(2)) == int(served.group(1)) - 1
+
+
+def test_a_store_that_cannot_be_written_is_an_error_and_the_old_store_stays(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "-q", "--store", "graph.lin"]
+    assert runner.invoke(cli, command).exit_code == 0
+    before = Path("graph.lin").read_bytes()
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    with monkeypatch.context() as patch:
+        patch.setattr(writer, "_write_file", failing_write(errno.ENOSPC))
+        failed = runner.invoke(cli, command)
+    assert failed.exit_code == 2 and "Traceback" not in failed.output
+    assert told(failed.stderr) == ["lineage: error: cannot write the store graph.lin: No space left on device"]
+    assert Path("graph.lin").read_bytes() == before
+    assert not [path.name for path in Path(".").iterdir() if path.name.startswith(".")]  # no temporary store
+    assert runner.invoke(cli, command).exit_code == 0 and "mart.extra" in open_store("graph.lin").names()
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so a write past the limit fails with EFBIG, not a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_the_file_size_limit_is_one_line_each_and_leaves_the_old_store_and_cache(inputs: Path) -> None:
+    command = [*HARVEST, "--store", "graph.lin", "-j", "1"]
+    assert CliRunner().invoke(cli, [*command, "-q"]).exit_code == 0
+    store, cache = Path("graph.lin").read_bytes(), folder_files(Path("graph.lin.cache"))
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "lineage_cli", *command],
+        preexec_fn=_file_size_limit(4096),  # smaller than the store and than the cache's units
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert told(done.stderr) == [
+        "lineage: warning: cannot write the harvest cache graph.lin.cache: File too large"
+        " (the harvest goes on without it)",
+        "lineage: error: cannot write the store graph.lin: File too large",
+    ]
+    assert Path("graph.lin").read_bytes() == store and folder_files(Path("graph.lin.cache")) == cache
+    assert not [path.name for path in Path(".").iterdir() if path.name.startswith(".")]
+
+
+def test_no_cache_neither_reads_nor_writes_the_cache(inputs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    command = [*HARVEST, "-q", "--store", "graph.lin"]
+    assert runner.invoke(cli, [*command, "--no-cache"]).exit_code == 0
+    assert not Path("graph.lin.cache").exists()
+    assert runner.invoke(cli, command).exit_code == 0
+    kept = folder_files(Path("graph.lin.cache"))
+    PLAIN_FILE.write_text(PLAIN_FILE.read_text() + EXTRA_STATEMENT)
+    with monkeypatch.context() as patch:
+        patch.setattr(harvest_cache, "_read", lambda *args: pytest.fail("--no-cache read the cache"))
+        uncached = runner.invoke(cli, [*command, "--no-cache"])
+    assert uncached.exit_code == 0 and "from cache" not in uncached.output
+    assert folder_files(Path("graph.lin.cache")) == kept
 
 
 # Runs a ``lineage`` command and then names every module it imported (``main`` would leave at once: os._exit).

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from lineage_cli.cli import cli
 from lineage_cli.harvest import edge_lists
 from lineage_cli.harvest.imports import MAX_NAME_CHARS, ImportError_, import_file
 from lineage_cli.model import EdgeType, NodeKind
+from lineage_cli.store import writer
 from lineage_cli.store.arrays import sort_order
 from lineage_cli.store.reader import open_store
 from lineage_cli.walk.query import lineage
@@ -46,6 +49,24 @@ def runner(tmp_path, monkeypatch) -> CliRunner:
 
 def edges_of(result) -> set[tuple[str, str, str, tuple[str, ...]]]:
     return {(e.source, e.target, e.type, e.subtypes) for e in result.edges}
+
+
+def test_a_store_that_cannot_be_written_is_one_line_and_the_old_store_stays(runner, tmp_path, monkeypatch) -> None:
+    (tmp_path / "e.csv").write_text("source,target\nstg.a,ods.b\n")
+    assert runner.invoke(cli, ["import", "e.csv"]).exit_code == 0
+    before = (tmp_path / ".lineage" / "graph.lin").read_bytes()
+
+    def full(out, *args):
+        out.write(b"the first bytes")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writer, "_write_file", full)
+    (tmp_path / "more.csv").write_text("source,target\nods.b,mart.c\n")
+    failed = runner.invoke(cli, ["import", "more.csv"])
+    assert failed.exit_code == 2
+    assert failed.stderr == "lineage: error: cannot write the store .lineage/graph.lin: No space left on device\n"
+    assert (tmp_path / ".lineage" / "graph.lin").read_bytes() == before
+    assert sorted(path.name for path in (tmp_path / ".lineage").iterdir()) == ["graph.lin", "graph.lin.lock"]
 
 
 def test_csv_rows_become_typed_edges_and_bad_rows_are_skipped_with_their_line(runner, tmp_path) -> None:

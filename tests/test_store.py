@@ -1,17 +1,28 @@
-"""The store file: round trip, atomic replacement, and damaged files named, never a traceback."""
+"""The store file: round trip, atomic replacement, damaged files named, never a traceback; the write lock."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
+import select
 import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lineage_cli.cli import cli
 from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance, Subtype
 from lineage_cli.store import writer
-from lineage_cli.store.layout import FORMAT_VERSION, StoreError, unpack_attributes
+from lineage_cli.store.layout import FORMAT_VERSION, StoreError, StoreWriteError, unpack_attributes
+from lineage_cli.store.lock import lock_path
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 
@@ -130,11 +141,12 @@ def test_like_patterns(store_file) -> None:
 def test_failed_write_leaves_the_old_store_intact(store_file, monkeypatch) -> None:
     before = store_file.read_bytes()
 
-    def crash(*args, **kwargs):
-        raise OSError("disk full")
+    def crash(out, *args, **kwargs):
+        out.write(b"the first bytes")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(writer, "_write_file", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(StoreWriteError, match=r"^cannot write the store .*g\.lin: No space left on device$"):
         write_store(Graph(), store_file, {})
     assert store_file.read_bytes() == before
     assert [p.name for p in store_file.parent.iterdir()] == [store_file.name]
@@ -278,3 +290,56 @@ def test_edges_of_a_store_with_damaged_offsets_are_a_store_error(store_file, mon
     damage_offsets(store_file)
     with pytest.raises(StoreError, match=r"g\.lin: damaged store \(its edge offsets do not add up\)"):
         from_store(open_store(store_file))
+
+
+# -- the write lock: one harvest or import at a time writes a store; readers never wait ------------------------
+
+
+@contextmanager
+def held(store: Path) -> Iterator[None]:
+    """The store's lock, held the way another harvest holds it."""
+    with open(lock_path(store), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def sql_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "sql"
+    folder.mkdir()
+    (folder / "load.sql").write_text("INSERT INTO dwh.t SELECT s.x FROM stg.s s;\n")
+    return folder
+
+
+def test_with_no_wait_a_second_writer_fails_at_once_and_readers_do_not_wait(tmp_path) -> None:
+    store, runner = tmp_path / "graph.lin", CliRunner()
+    assert runner.invoke(cli, ["harvest", str(sql_folder(tmp_path)), "--store", str(store), "-q"]).exit_code == 0
+    before = store.read_bytes()
+    (tmp_path / "edges.csv").write_text("source,target\ndwh.t,mart.u\n")
+    busy = f"lineage: error: another harvest or import is writing {store}; leave out --no-wait to wait\n"
+    with held(store):
+        harvest = runner.invoke(
+            cli, ["harvest", str(tmp_path / "sql"), "--store", str(store), "--no-wait", "--no-cache"]
+        )
+        imported = runner.invoke(cli, ["import", str(tmp_path / "edges.csv"), "--store", str(store), "--no-wait"])
+        read = runner.invoke(cli, ["stats", "--store", str(store)])
+    assert (harvest.exit_code, harvest.stderr) == (2, busy)
+    assert (imported.exit_code, imported.stderr) == (2, busy)
+    assert read.exit_code == 0 and store.read_bytes() == before
+
+
+def test_a_second_harvest_waits_for_the_first_and_says_so(tmp_path) -> None:
+    store = tmp_path / "graph.lin"
+    command = [sys.executable, "-m", "lineage_cli", "harvest", str(sql_folder(tmp_path)), "--store", str(store), "-q"]
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with held(store):
+        waiting = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            said, _, _ = select.select([waiting.stderr], [], [], 60)
+            assert said, "the second harvest said nothing in a minute"
+            assert waiting.stderr.readline() == f"lineage: waiting for another harvest of {store} to finish...\n"
+            assert waiting.poll() is None and not store.exists()
+        except BaseException:
+            waiting.kill()
+            raise
+    out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0 and f" -> {store} (" in out, err

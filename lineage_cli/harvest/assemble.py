@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 _SUBTYPE_BITS = {subtype.name: subtype.bit for subtype in Subtype}  # a column edge names its subtype
 
-# A ColumnEdge's fields: source, target, kind, subtype.  Cached records keep plain tuples, quicker to unpickle.
+# A ColumnEdge's fields: source, target, kind, subtype.  Cached records keep plain tuples.
 ColumnTuple = tuple[str, str, str, str]
 
 
@@ -70,6 +70,7 @@ class Harvest:
     modules: dict[str, dict[str, object]] = field(default_factory=dict)  # module node -> manifest facts (rows, ...)
     key: str | None = None  # the digest of every input, when the harvest ran with a cache (``cache.py``)
     recalled: StoredGraph | None = field(default=None, repr=False)  # set when the cache recalled the harvest whole
+    cache_errors: list[str] = field(default_factory=list)  # why the cache could not be written, when it could not
     _graph: Graph | None = field(default=None, init=False, repr=False)
     _arrays: GraphArrays | None = field(default=None, init=False, repr=False)
 

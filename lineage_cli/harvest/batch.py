@@ -1,4 +1,4 @@
-"""Harvest many units of SQL: in a process pool, with a per-unit cache, in three phases.
+"""Harvest many units of SQL: in a process pool, with a cache of each unit's analysis, in three phases.
 
 The units come from ``plan.py``: SQL files under PATHs, a flow manifest's entries, a dbt
 project's models.  sqlglot is bound to one core by the GIL, so units are analysed in worker
@@ -24,13 +24,14 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lineage_cli.harvest.assemble import ColumnTuple, Harvest, add_dataset, add_script, link_defaults
+from lineage_cli.harvest.assemble import Harvest, add_dataset, add_script, link_defaults
 from lineage_cli.harvest.cache import FileCache, HarvestMemo
 from lineage_cli.harvest.flows import apply_step
+from lineage_cli.harvest.outcome import FileOutcome, StatementRecord, WriteRecord
 from lineage_cli.harvest.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.sql_text import SqlText, read_sql_file
@@ -48,37 +49,6 @@ _DDL_HINT = re.compile(
     rb"\bcreate\s+(?:or\s+replace\s+)?(?:\w+\s+){0,3}?table\s+(?:if\s+not\s+exists\s+)?[^\s(]+\s*(?:\(|like\b)",
     re.IGNORECASE,
 )
-
-
-@dataclass(slots=True)
-class WriteRecord:
-    target: str
-    sources: list[str]
-    is_view: bool
-
-
-@dataclass(slots=True)
-class StatementRecord:
-    """A statement's lineage without its syntax tree: small to pickle and to cache."""
-
-    line: int
-    type: str
-    writes: list[WriteRecord]
-    columns: list[ColumnTuple] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class FileOutcome:
-    file: str
-    statements: int = 0
-    issues: list[Issue] = field(default_factory=list)
-    lineage: list[StatementRecord] = field(default_factory=list)
-    learned: SchemaCatalog | None = None  # what the file taught the catalog (DDL, CTAS/view outputs)
-    defaults: dict[str, str] = field(default_factory=dict)  # parameterized dataset -> the real one it defaults to
-
-    @property
-    def unresolved(self) -> bool:
-        return any(issue.level == "warning" for issue in self.issues)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +118,7 @@ def harvest_plan(
         result.cache_hits = cache.hits
         memo.remember(result)
     cache.prune()
+    result.cache_errors = cache.errors  # the same list: a recalled graph that is written again later adds to it
     result.seconds = time.perf_counter() - started
     return result
 
@@ -345,7 +316,7 @@ def _analyze_unit(task: _Task) -> FileOutcome:
 
 
 def _record(statement: StatementLineage) -> StatementRecord:
-    """A statement's lineage as the cache keeps it, column edges as plain tuples: quicker to unpickle."""
+    """A statement's lineage as the cache keeps it, column edges as plain tuples."""
     writes = [WriteRecord(w.target, w.sources, w.is_view) for w in statement.writes]
     columns = [(e.source, e.target, e.kind, e.subtype) for e in statement.columns]
     return StatementRecord(statement.line, statement.type, writes, columns)

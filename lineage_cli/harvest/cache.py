@@ -1,104 +1,240 @@
-"""The harvest cache directory: each unit's analysis, and the memo of the last harvest as a whole.
+"""The harvest cache folder: the analyses of the last harvest's units, and that harvest as a whole.
 
-``FileCache`` holds a pickle per unit and phase, keyed (in ``batch.py``) by everything the result
-depends on, so changing one file re-parses that file.  Cached outcomes still have to be assembled
-into a graph, which costs as much as reading them; so, like make with nothing to rebuild, a harvest
-whose inputs are all unchanged is not assembled again: ``HarvestMemo`` reads back the last harvest
-with the same inputs.  It keeps it in two entries: a small summary (counts, issues, modules,
-defaults, the graph's size), read on every recall, and the graph -- pickled, and as the store's
-arrays, which the writer takes as they are --, read only when asked for.  So a re-run whose store
-is already up to date (``run.py``) unpickles no graph and imports no numpy.
+Three files, whatever the number of units, each written beside its place and renamed over it:
+
+- ``units``: each unit's analysis in each phase, keyed (in ``batch.py``) by everything it depends on,
+  so changing one file re-parses that file.  It holds what the last harvest used and nothing else.
+- ``harvest``: the memo of the last harvest -- counts, issues, modules, defaults, the graph's size.
+  Cached analyses still have to be assembled into a graph, which costs as much as reading them; so,
+  like make with nothing to rebuild, a harvest whose inputs are all unchanged is not assembled again:
+  ``HarvestMemo`` recalls the last harvest while its key is this plan's.
+- ``graph``: that harvest's graph as the store's arrays, which the writer takes as they are.  It is
+  read only when asked for: a re-run whose store is already up to date (``run.py``) reads no graph
+  and imports no numpy.
+
+The folder may come from anywhere (CI restores it with ``actions/cache``), so it holds data only,
+and nothing read from it is trusted: each file is a header line -- format, tool version, file name,
+the key of the harvest that wrote it, the length of its text -- then that text, zlib-compressed
+JSON, checked field by field as it is read (``outcome.py`` for the units).  Anything unexpected
+(another version, bad JSON, other types, truncation, a pickle) is a cache miss, noted at debug
+level only; a file of any other name is removed.  A harvest is recalled only while all three files
+name its key: the units are written first, then the graph, then the summary, so a harvest stopped
+half way leaves the previous files, or files of two harvests that name different keys.  A file
+that cannot be written (disk full, a read-only folder) leaves the previous one and no temporary
+file; the harvest goes on, and ``FileCache.errors`` says why the cache was not written.
 
 The memo key covers every input of the assembly: each unit's name, path, content digest, options
 and manifest step; the explicit schema; the plan's bare steps, dbt datasets and issues; the tool
 version and the store's format version.  It does not cover the number of jobs, which changes
-nothing.  The memo also lists the entries the harvest used: it is only recalled while they are all
-there, so a recalled harvest counts its cache hits as a harvest from those entries would, and
-pruning keeps them.  The directory holds what the last harvest used and nothing else: one memo, and
-its units' entries.
+nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
+import json
+import logging
+import operator
 import os
-import pickle
+import re
 import tempfile
+import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from lineage_cli import __version__
 from lineage_cli.harvest.assemble import Harvest
+from lineage_cli.harvest.outcome import (
+    FileOutcome,
+    expect,
+    issue_data,
+    issues_from_data,
+    only,
+    outcome_data,
+    outcome_from_data,
+    string_map,
+)
 from lineage_cli.harvest.plan import Plan
-from lineage_cli.model import Graph, Issue
-from lineage_cli.store.layout import FORMAT_VERSION
+from lineage_cli.model import EdgeType, Graph, Issue, NodeKind
+from lineage_cli.store.layout import FORMAT_VERSION, TYPE_MASK
 
 if TYPE_CHECKING:
     from lineage_cli.store.arrays import GraphArrays
 
-# What a damaged or outdated pickle raises: it then counts as absent and is made again.
-_UNREADABLE = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError)
-# A memo's two entries: its summary, and its graph.
-_SUMMARY, _GRAPH = "harvest-", "graph-"
+_log = logging.getLogger(__name__)
+
+UNITS, SUMMARY, GRAPH = "units", "harvest", "graph"
+_FILES = frozenset((UNITS, SUMMARY, GRAPH))
+# Each file's first line: ``lineage-cache FORMAT VERSION NAME KEY LENGTH``.  A change to what a file holds bumps
+# the format; the tool's version is there too, as what the units' analyses hold changes with it.
+_MAGIC, _FORMAT = "lineage-cache", 1
+_HEADER_LIMIT = 256  # bytes: a longer first line is no header of ours
+_KEY = re.compile(r"[0-9a-f]{64}")
+# What reading JSON data back raises: a CacheDataError or JSONDecodeError (ValueErrors), or nesting too deep.
+_UNREADABLE = (ValueError, RecursionError)
 
 
 class FileCache:
-    """Pickled per-file results in a directory, written atomically, pruned to what a run used."""
+    """The cache folder: the units' analyses, read on first use, and the files of the memo.
+
+    ``get`` and ``put`` serve and collect the analyses of one harvest; ``save_units`` writes those it used.
+    The first file that cannot be written ends the writing: ``errors`` says why.
+    """
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
-        self.used: set[str] = set()
         self.hits = 0
-        self._listing: set[str] | None = None
+        self.errors: list[str] = []
+        self._stored: dict[str, str] | None = None  # unit key -> its analysis as the units file holds it (JSON text)
+        self._used: dict[str, str] = {}  # the same, for every analysis this harvest read or made
 
-    def get(self, key: str, count: bool = True) -> object | None:
-        """The cached value, or None; ``count`` says whether a hit counts as a file served from cache."""
-        self.used.add(key)
+    def get(self, key: str, count: bool = True) -> FileOutcome | None:
+        """The cached analysis, or None; ``count`` says whether a hit counts as a file served from cache."""
         if self.directory is None:
+            return None
+        text = self._units().get(key)
+        if text is None:
             return None
         try:
-            with open(os.path.join(self.directory, key), "rb") as stored:
-                value = pickle.load(stored)
-        except _UNREADABLE:
+            outcome = outcome_from_data(json.loads(text))
+        except _UNREADABLE as error:
+            _log.debug("harvest cache: entry %s ignored: %s", key, error)
             return None
+        self._used[key] = text
         self.hits += count
-        return value
+        return outcome
 
-    def put(self, key: str, value: object) -> None:
-        self.used.add(key)
+    def put(self, key: str, outcome: FileOutcome) -> None:
+        if self.directory is not None:
+            self._used[key] = _json(outcome_data(outcome)).decode()
+
+    def save_units(self, harvest: str) -> None:
+        """Write the analyses this harvest used, and only those, under the ``harvest``'s key."""
+        self.write(UNITS, harvest, "".join(f"{key} {text}\n" for key, text in self._used.items()).encode())
+
+    def holds(self, name: str, key: str) -> bool:
+        """Whether the file ``name`` was written by the harvest of ``key``: its header alone is read."""
         if self.directory is None:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp.")
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, os.path.join(self.directory, key))
+            return False
+        try:
+            with open(self.directory / name, "rb") as file:
+                return _header(file.readline(_HEADER_LIMIT), name)[0] == key
+        except (OSError, ValueError):
+            return False
 
-    def holds(self, keys: Iterable[str]) -> bool:
-        """Whether every key has an entry (one directory listing, not a file opened per key)."""
-        return set(keys) <= self._entries()
+    def read(self, name: str, key: str) -> Any:
+        """The JSON data of the file ``name`` when the harvest of ``key`` wrote it, else None."""
+        loaded = _read(self.directory / name, name) if self.directory is not None else None
+        if loaded is None or loaded[0] != key:
+            return None
+        try:
+            return json.loads(loaded[1])
+        except _UNREADABLE as error:
+            _log.debug("harvest cache: %s ignored: %s", name, error)
+            return None
+
+    def write(self, name: str, key: str, text: bytes) -> None:
+        """Replace the file ``name`` with ``text`` under ``key``, unless an earlier write failed."""
+        if self.directory is None or self.errors:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _replace(self.directory / name, name, key, text)
+        except OSError as error:
+            self.errors.append(f"cannot write the harvest cache {self.directory}: {error.strerror or error}")
 
     def prune(self) -> None:
-        """Drop entries this run did not use: they belong to files, schemas or harvests that are gone."""
+        """Remove every file but the cache's own: temporary files of a harvest that was killed, the entries
+        of older versions, anything planted."""
         if self.directory is None:
             return
-        for name in self._entries() - self.used:
-            (self.directory / name).unlink(missing_ok=True)
+        try:
+            names = set(os.listdir(self.directory))
+        except OSError:
+            return
+        for name in names - _FILES:
+            with contextlib.suppress(OSError):  # a folder, or a read-only one: nothing is read from it anyway
+                (self.directory / name).unlink()
 
-    def _entries(self) -> set[str]:
-        if self._listing is None:
-            try:
-                self._listing = set(os.listdir(self.directory)) if self.directory is not None else set()
-            except OSError:
-                self._listing = set()
-        return self._listing
+    def _units(self) -> dict[str, str]:
+        if self._stored is None:
+            loaded = _read(self.directory / UNITS, UNITS) if self.directory is not None else None
+            self._stored = _unit_entries(loaded[1]) if loaded is not None else {}
+        return self._stored
 
 
-# Part of the memo key: a change to the memo's records bumps it, so no memo of another shape is ever unpickled.
-_MEMO_FORMAT = 2
+def _unit_entries(text: bytes) -> dict[str, str]:
+    """The units file's entries, a line each: ``KEY JSON``.  Any line of another shape makes it a miss as a whole."""
+    try:
+        lines = text.decode("ascii").split("\n")  # the JSON is ASCII, strings escaped: no newline within a line
+    except UnicodeDecodeError:
+        return {}
+    entries = {}
+    for line in lines[:-1]:
+        key, _, value = line.partition(" ")
+        if not _KEY.fullmatch(key):
+            _log.debug("harvest cache: %s ignored: a line of another shape", UNITS)
+            return {}
+        entries[key] = value
+    return entries if lines[-1] == "" else {}
+
+
+def _read(path: Path, name: str) -> tuple[str, bytes] | None:
+    """The key and the text of a cache file; None when it is missing, foreign, of another version or damaged."""
+    try:
+        with open(path, "rb") as file:
+            key, length = _header(file.readline(_HEADER_LIMIT), name)
+            inflater = zlib.decompressobj()
+            text = inflater.decompress(file.read(), length + 1)  # never more than the header announced (and a byte)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, zlib.error) as error:
+        _log.debug("harvest cache: %s ignored: %s", name, error)
+        return None
+    if len(text) != length or not inflater.eof or inflater.unused_data:
+        _log.debug("harvest cache: %s ignored: not the length its header says", name)
+        return None
+    return key, text
+
+
+def _header(line: bytes, name: str) -> tuple[str, int]:
+    """The key and the text's length a file's first line gives; a ValueError unless it is this version's header
+    of the file ``name``."""
+    parts = line.decode("ascii").split(" ")
+    if len(parts) != 6 or parts[:4] != [_MAGIC, str(_FORMAT), __version__, name] or not line.endswith(b"\n"):
+        raise ValueError("no header of this version")
+    key, length = parts[4], parts[5].rstrip("\n")
+    if not _KEY.fullmatch(key) or not length.isdigit():
+        raise ValueError("a header of another shape")
+    return key, int(length)
+
+
+def _replace(path: Path, name: str, key: str, text: bytes) -> None:
+    """Write the file beside ``path`` and rename it over ``path``: the old file stays until the new one is
+    complete, and a failed write leaves no temporary file."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            _write_entry(out, name, key, text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _write_entry(out: IO[bytes], name: str, key: str, text: bytes) -> None:
+    out.write(f"{_MAGIC} {_FORMAT} {__version__} {name} {key} {len(text)}\n".encode())
+    out.write(zlib.compress(text, 1))  # the fastest level: JSON of names shrinks well enough at it
+
+
+def _json(data: object) -> bytes:
+    """Compact JSON, ASCII: non-ASCII characters and the lone surrogates of undecodable file names are escaped."""
+    return json.dumps(data, separators=(",", ":")).encode()
 
 
 @dataclass(slots=True)
@@ -115,16 +251,11 @@ class _Memo:
     modules: dict[str, dict[str, object]]
     nodes: int
     edges: int
-    entries: frozenset[str]  # the entries the harvest used: its units' and its graph's
 
 
-@dataclass(slots=True)
-class _GraphMemo:
-    """A remembered harvest's graph: pickled (only a caller that asks for the graph unpickles it), and as the
-    store's arrays."""
-
-    graph: bytes
-    arrays: GraphArrays
+_COUNTS = ("files", "statements", "lineage_statements", "nodes", "edges")
+_MEMO_FIELDS = frozenset((*_COUNTS, "issues", "statement_types", "defaults", "modules"))
+_FACT_TYPES = (str, int, float, bool, type(None))  # a module's facts: what a manifest entry says (rows, frequency, ...)
 
 
 class HarvestMemo:
@@ -135,29 +266,32 @@ class HarvestMemo:
         self.key = _memo_key(plan, digests) if cache.directory is not None else None
 
     def recall(self, rebuild: Callable[[], Graph]) -> Harvest | None:
-        """The remembered harvest, or None when the inputs changed or an entry it used is gone.
+        """The remembered harvest, or None when the inputs changed or a file of it is gone or unreadable.
 
-        Its graph is read when first asked for; ``rebuild`` makes it again should its entry be unreadable by then.
+        Its graph is read when first asked for; ``rebuild`` makes it again should its file be unreadable by then.
         """
-        if self.key is None:
+        if self.key is None or not all(self.cache.holds(name, self.key) for name in (UNITS, GRAPH)):
             return None
-        memo = self.cache.get(_SUMMARY + self.key, count=False)
-        if not isinstance(memo, _Memo) or not self.cache.holds(memo.entries):
+        data = self.cache.read(SUMMARY, self.key)
+        try:
+            memo = _memo_from_data(data) if data is not None else None
+        except _UNREADABLE as error:
+            _log.debug("harvest cache: %s ignored: %s", SUMMARY, error)
+            memo = None
+        if memo is None:
             return None
-        self.cache.used |= memo.entries
-        graph = _StoredGraph(self.cache, _GRAPH + self.key, memo.nodes, memo.edges, rebuild)
         result = Harvest(
             files=memo.files,
             statements=memo.statements,
             lineage_statements=memo.lineage_statements,
-            issues=list(memo.issues),
+            issues=memo.issues,
             statement_types=memo.statement_types,
             defaults=memo.defaults,
             modules=memo.modules,
             key=self.key,
-            recalled=graph,
+            recalled=_StoredGraph(self.cache, self.key, memo.nodes, memo.edges, rebuild),
         )
-        # Every unit's entry is there, so a harvest that read them would have counted each unit a hit.
+        # The units file is this harvest's, so a harvest that read it would have counted each unit a hit.
         result.cache_hits = len(self.plan.units)
         return result
 
@@ -165,54 +299,136 @@ class HarvestMemo:
         """Keep ``result`` under this plan's key, with its graph's arrays (which ``result`` takes on too)."""
         if self.key is None:
             return
-        entries = frozenset((self.cache.used - {_SUMMARY + self.key}) | {_GRAPH + self.key})
-        stored = _graph_memo(result.graph)
-        result.arrays, result.key = stored.arrays, self.key
-        self.cache.put(_GRAPH + self.key, stored)  # first: a summary is only ever found with its graph
-        memo = _Memo(
-            result.files,
-            result.statements,
-            result.lineage_statements,
-            result.issues,
-            result.statement_types,
-            result.defaults,
-            result.modules,
-            stored.arrays.node_count,
-            stored.arrays.edge_count,
-            entries,
-        )
-        self.cache.put(_SUMMARY + self.key, memo)
+        from lineage_cli.store.arrays import from_graph  # numpy: only a harvest that writes a store pays for it
+
+        arrays = from_graph(result.graph)
+        result.arrays, result.key = arrays, self.key
+        self.cache.save_units(self.key)  # the units, the graph, then the summary: see the module's docstring
+        self.cache.write(GRAPH, self.key, _json(_arrays_data(arrays)))
+        self.cache.write(SUMMARY, self.key, _json(_memo_data(result, arrays)))
 
 
 class _StoredGraph:
-    """A recalled harvest's graph entry, unpickled when first asked for: a store that is up to date needs none of
-    it, and its arrays would import numpy."""
+    """A recalled harvest's graph file, read when first asked for: a store that is up to date needs none of it,
+    and its arrays would import numpy."""
 
     def __init__(self, cache: FileCache, key: str, nodes: int, edges: int, rebuild: Callable[[], Graph]) -> None:
         self.nodes, self.edges = nodes, edges
         self._cache, self._key, self._rebuild = cache, key, rebuild
-        self._entry: _GraphMemo | None = None
+        self._arrays: GraphArrays | None = None
 
     def graph(self) -> Graph:
-        return pickle.loads(self._load().graph)
+        from lineage_cli.store.arrays import to_graph
+
+        return to_graph(self.arrays())
 
     def arrays(self) -> GraphArrays:
-        return self._load().arrays
+        if self._arrays is None:
+            self._arrays = self._read() or self._made_again()
+        return self._arrays
 
-    def _load(self) -> _GraphMemo:
-        if self._entry is None:
-            entry = self._cache.get(self._key, count=False)
-            if not isinstance(entry, _GraphMemo):  # damaged since the recall found it
-                entry = _graph_memo(self._rebuild())
-                self._cache.put(self._key, entry)
-            self._entry = entry
-        return self._entry
+    def _read(self) -> GraphArrays | None:
+        data = self._cache.read(GRAPH, self._key)
+        try:
+            return _arrays_from_data(data, self.nodes, self.edges) if data is not None else None
+        except _UNREADABLE as error:
+            _log.debug("harvest cache: %s ignored: %s", GRAPH, error)
+            return None
+
+    def _made_again(self) -> GraphArrays:
+        """The graph made again from the units, and kept again: its file was damaged since the recall found it."""
+        from lineage_cli.store.arrays import from_graph
+
+        arrays = from_graph(self._rebuild())
+        self._cache.write(GRAPH, self._key, _json(_arrays_data(arrays)))
+        return arrays
 
 
-def _graph_memo(graph: Graph) -> _GraphMemo:
-    from lineage_cli.store.arrays import from_graph  # numpy: only a harvest that writes a store pays for it
+def _memo_data(result: Harvest, arrays: GraphArrays) -> dict[str, object]:
+    return {
+        "files": result.files,
+        "statements": result.statements,
+        "lineage_statements": result.lineage_statements,
+        "issues": [issue_data(issue) for issue in result.issues],
+        "statement_types": dict(result.statement_types),
+        "defaults": result.defaults,
+        "modules": result.modules,
+        "nodes": arrays.node_count,
+        "edges": arrays.edge_count,
+    }
 
-    return _GraphMemo(pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL), from_graph(graph))
+
+def _memo_from_data(data: Any) -> _Memo:
+    expect(type(data) is dict and data.keys() == _MEMO_FIELDS, "a harvest summary")
+    expect(all(type(data[count]) is int for count in _COUNTS), "a harvest's counts")
+    types, modules = data["statement_types"], data["modules"]
+    expect(type(types) is dict and only(types.values(), int), "a harvest's statement types")
+    expect(type(modules) is dict and all(type(facts) is dict for facts in modules.values()), "a harvest's modules")
+    expect(all(only(facts.values(), *_FACT_TYPES) for facts in modules.values()), "a module's facts")
+    return _Memo(
+        data["files"],
+        data["statements"],
+        data["lineage_statements"],
+        issues_from_data(data["issues"]),
+        Counter(types),
+        string_map(data["defaults"]),
+        modules,
+        data["nodes"],
+        data["edges"],
+    )
+
+
+# The graph's arrays as its file keeps them: the bytes of each, base64 in the JSON, in the dtype the reader
+# expects, counted in nodes or in edges.
+_NODE_ARRAYS = {"kinds": "u1", "containers": "<i4", "node_file": "<i4", "node_line": "<i4"}
+_EDGE_ARRAYS = {"sources": "<i4", "targets": "<i4", "attributes": "<u2", "statements": "<i4"}
+_GRAPH_FIELDS = frozenset(("names", "files", *_NODE_ARRAYS, *_EDGE_ARRAYS))
+
+
+def _arrays_data(arrays: GraphArrays) -> dict[str, object]:
+    data: dict[str, object] = {"names": arrays.names, "files": arrays.files}
+    for name, dtype in (_NODE_ARRAYS | _EDGE_ARRAYS).items():
+        data[name] = base64.b64encode(getattr(arrays, name).astype(dtype, copy=False).tobytes()).decode()
+    return data
+
+
+def _arrays_from_data(data: Any, nodes: int, edges: int) -> GraphArrays:
+    """The arrays ``_arrays_data`` kept, checked as the writer needs them: as many as the summary says, node
+    names sorted and distinct (a node's id is its rank), every index within its table, known kinds and types."""
+    import numpy as np
+
+    from lineage_cli.store.arrays import GraphArrays
+
+    expect(type(data) is dict and data.keys() == _GRAPH_FIELDS, "a graph")
+    names, files = data["names"], data["files"]
+    expect(type(names) is list and len(names) == nodes and only(names, str), "a graph's node names")
+    expect(all(map(operator.lt, names, names[1:])), "a graph's node order")
+    expect(type(files) is list and only(files, str), "a graph's files")
+    arrays = {name: _array(data[name], dtype, nodes) for name, dtype in _NODE_ARRAYS.items()}
+    arrays |= {name: _array(data[name], dtype, edges) for name, dtype in _EDGE_ARRAYS.items()}
+    expect(bool(np.isin(arrays["kinds"], [kind.value for kind in NodeKind]).all()), "a node kind")
+    expect(bool(np.isin(arrays["attributes"] & TYPE_MASK, [kind.value for kind in EdgeType]).all()), "an edge type")
+    for name, low, high in (
+        ("containers", -1, nodes),
+        ("node_file", -1, len(files)),
+        ("sources", 0, nodes),
+        ("targets", 0, nodes),
+        ("statements", -1, nodes),
+    ):
+        values = arrays[name]
+        expect(values.size == 0 or (int(values.min()) >= low and int(values.max()) < high), f"a graph's {name}")
+    return GraphArrays(names=names, files=files, **arrays)
+
+
+def _array(text: Any, dtype: str, length: int) -> Any:
+    import numpy as np
+
+    expect(type(text) is str, "an array")
+    # Not validated: a stray character is dropped, and the length is checked.  A bytearray, not the bytes: the
+    # array is writable, like one the harvest made.
+    array = np.frombuffer(bytearray(base64.b64decode(text)), dtype=dtype)
+    expect(array.size == length, "an array's length")
+    return array
 
 
 def _memo_key(plan: Plan, digests: Sequence[str]) -> str:
@@ -220,7 +436,7 @@ def _memo_key(plan: Plan, digests: Sequence[str]) -> str:
     material = hashlib.sha256()
     schema = plan.schema.fingerprint() if plan.schema is not None else ""
     # The store's format version too: a memo keeps its graph as the arrays the writer takes as they are.
-    facts = (_MEMO_FORMAT, FORMAT_VERSION, __version__, schema, plan.bare_steps, plan.datasets, plan.issues)
+    facts = (FORMAT_VERSION, __version__, schema, plan.bare_steps, plan.datasets, plan.issues)
     material.update(repr(facts).encode())
     for unit, digest in zip(plan.units, digests, strict=True):
         material.update(repr((unit.display, unit.path, digest, unit.options.fingerprint(), unit.step)).encode())

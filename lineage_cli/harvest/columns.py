@@ -65,7 +65,7 @@ _SUBTYPE_NAMES = {int(s): s.name for s in Subtype}
 class ColumnEdge(NamedTuple):
     """One column-lineage edge: ``source`` column to ``target`` column (projection) or table (predicate).
 
-    A tuple, not a dataclass: a harvest caches and unpickles tens of thousands of them.
+    A tuple, not a dataclass: a harvest sends, caches and reads back tens of thousands of them.
     """
 
     source: str

@@ -17,14 +17,15 @@ from lineage_cli import __version__
 from lineage_cli.harvest.imports import Imported, ImportError_, format_from_suffix, import_file
 from lineage_cli.model import Issue, NodeKind
 from lineage_cli.store.arrays import GraphArrays, from_store, merge
-from lineage_cli.store.layout import StoreError
+from lineage_cli.store.layout import StoreError, StoreWriteError
+from lineage_cli.store.lock import StoreLockError, store_lock
 from lineage_cli.store.reader import open_store
-from lineage_cli.store.writer import write_store
+from lineage_cli.store.writer import WrittenStore, write_store
 
 LISTED_NEW_COLUMNS = 20
 
 
-def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> int:
+def run_import(path: str, fmt: str | None, store_path: str, replace: bool, wait: bool = True) -> int:
     chosen = fmt or format_from_suffix(path)
     if chosen is None:
         print(f"error: cannot tell the format of {path}; pass --format", file=sys.stderr)
@@ -37,25 +38,15 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool) -> in
         return 2
     for issue in imported.issues:
         print(str(issue), file=sys.stderr)
-    target = Path(store_path)
-    meta: dict[str, object] = {"tool": f"lineage {__version__}", "default_schema": None}
-    graph = imported.graph
-    if target.exists() and not replace:
-        try:
-            existing = open_store(target)
-            # The merge copies all of it into a new store with a good checksum: damage must not slip through
-            # (opening checks the checksum of small stores only).
-            existing.verify()
-            stored = from_store(existing)
-            # The store no longer holds just what a harvest made: a re-run of that harvest must write it again.
-            meta = {key: value for key, value in existing.meta.items() if key != "harvest_key"}
-        except StoreError as error:
-            print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
-            return 2
-        _warn_of_new_columns(path, stored, imported)
-        meta["tool"] = f"lineage {__version__}"
-        graph = merge(stored, imported.graph)
-    written = write_store(graph, target, meta)
+    try:
+        with store_lock(store_path, wait):  # the store merged into is read under the lock too
+            written = _merge_into(path, Path(store_path), imported, replace)
+    except StoreError as error:
+        print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
+        return 2
+    except (StoreLockError, StoreWriteError) as error:
+        print(f"lineage: error: {error}", file=sys.stderr)
+        return 2
     seconds = time.perf_counter() - started
     rows, skipped = imported.rows, len(imported.issues)
     print(
@@ -90,3 +81,20 @@ def new_columns(stored: GraphArrays, imported: GraphArrays) -> np.ndarray:
     held = set(stored.names)
     known = np.fromiter(map(held.__contains__, imported.names), bool, imported.node_count)
     return columns[~known[columns] & known[imported.containers[columns]]]
+
+
+def _merge_into(path: str, target: Path, imported: Imported, replace: bool) -> WrittenStore:
+    """Write the store at ``target``: what it holds merged with ``imported``, or ``imported`` alone."""
+    meta: dict[str, object] = {"tool": f"lineage {__version__}", "default_schema": None}
+    if replace or not target.exists():
+        return write_store(imported.graph, target, meta)
+    existing = open_store(target)
+    # The merge copies all of it into a new store with a good checksum: damage must not slip through
+    # (opening checks the checksum of small stores only).
+    existing.verify()
+    stored = from_store(existing)
+    _warn_of_new_columns(path, stored, imported)
+    # The store no longer holds just what a harvest made: a re-run of that harvest must write it again.
+    meta = {key: value for key, value in existing.meta.items() if key != "harvest_key"}
+    meta["tool"] = f"lineage {__version__}"
+    return write_store(merge(stored, imported.graph), target, meta)

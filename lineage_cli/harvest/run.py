@@ -9,6 +9,10 @@ size the memo recorded (a store that ``lineage import`` merged edges into has mo
 reports every issue and the summary, and imports neither sqlglot nor numpy.  A harvest that finds
 nothing to read (no ``*.sql`` under its PATHs, an empty manifest) exits 2 and leaves the store as it
 is, unless ``--allow-empty``: an empty store in place of a full one is a mistake far more often than not.
+
+A harvest holds the store's write lock (``store/lock.py``) from before it reads the cache until the
+store is written.  A store that cannot be written is an error (exit 2) that leaves the old store;
+a cache that cannot be written is a warning, and the store is written all the same.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.templates import read_vars_file
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, load_profile
-from lineage_cli.store.layout import StoreError
+from lineage_cli.store.layout import StoreError, StoreWriteError
+from lineage_cli.store.lock import StoreLockError, store_lock
 from lineage_cli.store.reader import open_store
 from lineage_cli.terminal import plain_console
 
@@ -92,6 +97,7 @@ def run_harvest(
     quiet: bool = False,
     encoding: str | None = None,
     allow_empty: bool = False,
+    wait: bool = True,
 ) -> int:
     from rich.text import Text
 
@@ -121,9 +127,20 @@ def run_harvest(
         "jobs": jobs or cpus,  # the pool caps it at cpus
         "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
     }
-    result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
-    _report(console, result.issues, quiet)
-    _summary(result, _store(result, store, _meta(result, profile, default_schema)))
+    try:
+        with store_lock(store, wait):  # from before the cache is read until the store is written
+            result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
+            _report(console, result.issues, quiet)
+            stored = _store(result, store, _meta(result, profile, default_schema))
+    except StoreLockError as error:
+        print(f"lineage: error: {error}", file=sys.stderr)
+        return 2
+    except StoreWriteError as error:
+        _report_cache_errors(result, quiet)
+        print(f"lineage: error: {error}", file=sys.stderr)
+        return 2
+    _report_cache_errors(result, quiet)
+    _summary(result, stored)
     if dbt is None and not quiet and (project := _dbt_project_in(paths)) is not None:
         hint = f"`lineage harvest --dbt {project}` reads its models as the tables they build"
         console.print(f"note: {project} is a dbt project: {hint}", markup=False)
@@ -145,6 +162,12 @@ def _nothing_found(paths: tuple[str, ...], manifest: str | None, dbt: str | None
     if dbt is not None:
         searched.append(f"no model, source or seed in {dbt}")
     return f"nothing to harvest: {'; '.join(searched)} (--allow-empty writes an empty store)"
+
+
+def _report_cache_errors(result: Harvest, quiet: bool) -> None:
+    """Why the cache could not be written: a warning, as the store does not depend on it."""
+    for message in result.cache_errors if not quiet else ():
+        print(f"lineage: warning: {message} (the harvest goes on without it)", file=sys.stderr)
 
 
 def _dbt_project_in(paths: tuple[str, ...]) -> str | None:

@@ -25,6 +25,7 @@ Columns = dict[str, str | None]  # column -> type (None when untyped), in table 
 
 # The layers, in the order they are looked up: an explicit schema, DDL, the outputs of CTAS / views (``observe.py``).
 EXPLICIT, DDL, OBSERVED = 0, 1, 2
+_COLUMN_TYPES = {str, type(None)}  # what a column's type is in a catalog's data: a name, or null when untyped
 
 
 class SchemaError(ValueError):
@@ -156,6 +157,25 @@ class SchemaCatalog:
             self._layers[layer].update(other._layers[layer])
         self._partitions.update(other._partitions)
 
+    def to_data(self) -> dict[str, object]:
+        """The catalog as JSON data: the harvest cache keeps what each file taught it (``outcome.py``)."""
+        return {"layers": list(self._layers), "partitions": self._partitions}
+
+    @classmethod
+    def from_data(cls, data: Any) -> SchemaCatalog:
+        """The catalog ``to_data`` made, from JSON data whose shape is checked first (a ``SchemaError`` if not)."""
+        if not (type(data) is dict and data.keys() == {"layers", "partitions"}):
+            raise SchemaError("not a catalog's data")
+        layers, partitions = data["layers"], data["partitions"]
+        if not (type(layers) is list and len(layers) == OBSERVED + 1 and all(map(_is_layer, layers))):
+            raise SchemaError("not a catalog's layers")
+        if not (type(partitions) is dict and all(type(p) is list and _only_strings(p) for p in partitions.values())):
+            raise SchemaError("not a catalog's partition columns")
+        catalog = cls()
+        catalog._layers = tuple(layers)
+        catalog._partitions = {table: tuple(columns) for table, columns in partitions.items()}
+        return catalog
+
     def fingerprint(self) -> str:
         """A digest of everything the catalog knows, columns in order: part of the harvest cache keys.
 
@@ -182,6 +202,17 @@ def _yaml(text: str, path: str | os.PathLike[str]) -> object:
         return load(text, os.fspath(path))
     except ValueError as error:
         raise SchemaError(str(error)) from None
+
+
+def _is_layer(layer: Any) -> bool:
+    """Whether JSON data is one layer of a catalog: tables to columns to types (or null)."""
+    return type(layer) is dict and all(
+        type(columns) is dict and set(map(type, columns.values())) <= _COLUMN_TYPES for columns in layer.values()
+    )
+
+
+def _only_strings(values: Iterable[object]) -> bool:
+    return set(map(type, values)) <= {str}
 
 
 def _nests(mapping: Mapping[Any, Any]) -> bool:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lineage_cli.model import Graph
-from lineage_cli.store.layout import TYPE_MASK, StoreError, pack_attributes
+from lineage_cli.model import EdgeKey, EdgeType, Graph, NodeKind, Provenance
+from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, StoreError, pack_attributes
 from lineage_cli.store.reader import Store
 
 
@@ -67,6 +67,25 @@ def from_graph(graph: Graph) -> GraphArrays:
         attributes=np.fromiter((pack_attributes(k, f) for (_, _, k, _), f in edges.items()), dtype="<u2", count=count),
         statements=np.fromiter((-1 if m is None else ids[m] for _, _, _, m in edges), dtype="<i4", count=count),
     )
+
+
+def to_graph(arrays: GraphArrays) -> Graph:
+    """The ``Graph`` ``from_graph`` made these arrays of: equal to it, its nodes and edges in sorted order."""
+    names, lines = arrays.names, arrays.node_line.tolist()
+    kinds = {name: NodeKind(kind) for name, kind in zip(names, arrays.kinds.tolist(), strict=True)}
+    containers = {names[node]: names[parent] for node, parent in enumerate(arrays.containers.tolist()) if parent >= 0}
+    provenance = {
+        names[node]: Provenance(arrays.files[file], lines[node])
+        for node, file in enumerate(arrays.node_file.tolist())
+        if file >= 0
+    }
+    columns = (arrays.sources.tolist(), arrays.targets.tolist(), arrays.attributes.tolist(), arrays.statements.tolist())
+    types = {edge_type.value: edge_type for edge_type in EdgeType}  # a dict lookup: an enum call per edge costs more
+    edges: dict[EdgeKey, int] = {}
+    for source, target, packed, made in zip(*columns, strict=True):
+        key = (names[source], names[target], types[packed & TYPE_MASK], names[made] if made >= 0 else None)
+        edges[key] = packed >> TYPE_BITS
+    return Graph(kinds, containers, provenance, edges)
 
 
 def from_store(store: Store) -> GraphArrays:

@@ -61,6 +61,11 @@ class StoreError(Exception):
     """The store file is missing, foreign, damaged or of another format version."""
 
 
+class StoreWriteError(OSError):
+    """The store could not be written (disk full, a read-only folder, the file size limit): the previous store,
+    if any, is as it was, and no temporary file is left (``writer.py``)."""
+
+
 class Section:
     """One entry of the section table (read-only).  Plain classes, not dataclasses: this module is imported
     by every query, and each dataclass costs start-up most of a millisecond."""

@@ -7,7 +7,8 @@ statement that made the edge once, forward.  Each node's slice holds its table-l
 (READ, WRITE, FLOW) first, then the others, each group by type, neighbour and statement; a
 per-node count (``*_split``, an i4 per node and direction) says where the groups meet.
 The file is written beside its destination, fsync-ed and renamed over it: a crash mid-write
-leaves the previous store intact.
+leaves the previous store intact, and a failed write (``StoreWriteError``) leaves it and no
+temporary file.
 """
 
 from __future__ import annotations
@@ -24,7 +25,16 @@ import numpy as np
 
 from lineage_cli.model import Graph
 from lineage_cli.store.arrays import GraphArrays, from_graph, sort_order
-from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, Section, align, header_size, pack_header, slice_rank
+from lineage_cli.store.layout import (
+    TYPE_BITS,
+    TYPE_MASK,
+    Section,
+    StoreWriteError,
+    align,
+    header_size,
+    pack_header,
+    slice_rank,
+)
 from lineage_cli.store.roles import role_codes
 
 
@@ -41,6 +51,16 @@ def write_store(graph: Graph | GraphArrays, path: str | os.PathLike[str], meta: 
     arrays = graph if isinstance(graph, GraphArrays) else from_graph(graph)
     sections = _build_sections(arrays, meta)
     destination = Path(path)
+    try:
+        size = _write_beside(destination, sections, arrays)
+    except OSError as error:
+        raise StoreWriteError(f"cannot write the store {destination}: {error.strerror or error}") from error
+    _fsync_directory(destination.parent)
+    return WrittenStore(destination, arrays.node_count, arrays.edge_count, size)
+
+
+def _write_beside(destination: Path, sections: dict[str, np.ndarray], arrays: GraphArrays) -> int:
+    """Write the store to a temporary file beside ``destination`` and rename it over it; the file's size."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
     try:
@@ -53,8 +73,7 @@ def write_store(graph: Graph | GraphArrays, path: str | os.PathLike[str], meta: 
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    _fsync_directory(destination.parent)
-    return WrittenStore(destination, arrays.node_count, arrays.edge_count, size)
+    return size
 
 
 def _new_file_mode() -> int:
