@@ -219,7 +219,7 @@ def harvest(
       lineage harvest --manifest flows/manifest.yaml --vars flows/vars.yaml
       lineage harvest --dbt jaffle_shop/
     """
-    from lineage_cli.harvest.run import run_harvest
+    from lineage_cli.commands.harvest import run_harvest
 
     if not (paths or manifest_file or dbt_path):
         raise click.UsageError("give PATHS, --manifest or --dbt")
@@ -285,7 +285,7 @@ def parse(
       lineage parse etl/load_orders.sql --dialect hive --schema schema.yaml
       echo "INSERT INTO a.t SELECT x FROM a.s" | lineage parse
     """
-    from lineage_cli.harvest.parse_run import run_parse
+    from lineage_cli.commands.parse import run_parse
 
     sys.exit(run_parse(files or ("-",), dialect, schema_file, default_schema, variables, encoding))
 
@@ -317,7 +317,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
         fmt: str | None,
         output: str | None,
     ) -> None:
-        from lineage_cli.walk.run import Shaping, run_walk
+        from lineage_cli.commands.walk import Shaping, run_walk
 
         if walkplan and (show_transformations or predicates):
             raise click.UsageError("--walkplan replaces --show-transformations and --predicates")
@@ -402,7 +402,7 @@ def path(
       lineage path stg.pos_sales mart.sales_daily --all -o paths.graphml
       lineage path stg.pos_sales_line.unit_price mart.sales_daily.revenue_usd
     """
-    from lineage_cli.walk.run import Shaping, run_path
+    from lineage_cli.commands.walk import Shaping, run_path
 
     sys.exit(
         run_path(
@@ -436,7 +436,7 @@ def io(name: str, store: str, fmt: str | None, output: str | None) -> None:
       lineage io wf_sales
       lineage io wf_sales/build_sales -o build_sales.graphml
     """
-    from lineage_cli.walk.run import run_io
+    from lineage_cli.commands.walk import run_io
 
     sys.exit(run_io(name, store, fmt, output))
 
@@ -455,7 +455,7 @@ def walkplans(name: str | None) -> None:
       lineage walkplans
       lineage walkplans impact > my-impact.json
     """
-    from lineage_cli.walk.run import run_walkplans
+    from lineage_cli.commands.walk import run_walkplans
 
     sys.exit(run_walkplans(name))
 
@@ -491,7 +491,7 @@ def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool
       lineage import hive_lineage.log --format hive
       lineage import events.json --format openlineage
     """
-    from lineage_cli.harvest.import_run import run_import
+    from lineage_cli.commands.import_ import run_import
 
     sys.exit(run_import(file, fmt, store, replace, wait=not no_wait))
 
@@ -555,7 +555,7 @@ def export(
       lineage export --event-time 2024-01-31T06:00:00Z | head -1
       lineage export mart.sales_daily --direction up -o sales_daily.json
     """
-    from lineage_cli.emit.export_run import Scope, run_export
+    from lineage_cli.commands.export import Scope, run_export
 
     scope = Scope(name, direction, walkplan, frozenset(args)) if name else None
     sys.exit(run_export(store, output, namespace, job_namespace, event_time, scope))
@@ -631,7 +631,7 @@ def check(
       lineage check etl/orders.sql --format github
       lineage check --staged
     """
-    from lineage_cli.check.run import run_check
+    from lineage_cli.commands.check import run_check
 
     sys.exit(run_check(list(paths), base, store, dialect, schema_file, fmt, fail_on, staged, encoding))
 

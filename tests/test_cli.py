@@ -229,7 +229,8 @@ def test_harvest_warns_of_a_folder_it_cannot_list_and_of_a_dangling_link(runner,
 
 
 def test_jobs_beyond_the_cpus_are_capped_with_a_note(runner, tmp_path, monkeypatch) -> None:
-    from lineage_cli.harvest import batch, run
+    from lineage_cli.commands import harvest as run
+    from lineage_cli.harvest import batch
 
     monkeypatch.setattr(batch, "usable_cpus", lambda: 2)
     monkeypatch.setattr(run, "usable_cpus", lambda: 2)
