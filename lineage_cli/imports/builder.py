@@ -225,7 +225,7 @@ def import_file(path: Path, fmt: str) -> Imported:
             rows, problems = _tally(_ROW_READERS[fmt](path, builder))
         else:
             # Imported here: the edge-list reader builds on this module's ArraysBuilder.
-            from lineage_cli.harvest.edge_lists import read_edge_list
+            from lineage_cli.imports.edge_lists import read_edge_list
 
             rows, problems = read_edge_list(path, fmt, builder)
     except (OSError, UnicodeDecodeError, csv.Error) as error:
@@ -246,7 +246,7 @@ def _tally(rows: Iterable[tuple[int, str | None]]) -> tuple[int, list[Problem]]:
 
 def _openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
     # Imported here: the OpenLineage reader builds on this module's ArraysBuilder.
-    from lineage_cli.harvest.openlineage import openlineage_rows
+    from lineage_cli.imports.openlineage_events import openlineage_rows
 
     return openlineage_rows(path, builder)
 

@@ -26,7 +26,7 @@ from typing import TextIO
 
 import numpy as np
 
-from lineage_cli.harvest.imports import MAX_NAME_CHARS, ArraysBuilder, ImportError_, Problem, json_object, quoted
+from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, ImportError_, Problem, json_object, quoted
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.layout import TYPE_BITS
 
