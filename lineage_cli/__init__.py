@@ -20,7 +20,7 @@ __all__ = ["__version__", "open_store", "parse_sql"]
 
 def parse_sql(sql: str, **options: Any) -> dict[str, Any]:
     """Analyse ``sql`` and return its lineage as the ``lineage parse`` JSON structure."""
-    from lineage_cli.harvest.api import parse_sql as _parse_sql
+    from lineage_cli.harvest.sql.api import parse_sql as _parse_sql
 
     return _parse_sql(sql, **options)
 

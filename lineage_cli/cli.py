@@ -53,7 +53,7 @@ no_wait_option = click.option(
 
 
 def _known_encoding(_context: click.Context, _parameter: click.Parameter, name: str | None) -> str | None:
-    from lineage_cli.harvest.sql_text import known_encoding
+    from lineage_cli.harvest.inputs.sql_text import known_encoding
 
     if name is not None and not known_encoding(name):
         raise click.BadParameter(f"unknown encoding {name!r} (a Python codec name: utf-8, cp1252, utf-16, ...)")

@@ -71,7 +71,7 @@ def flow_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The oozie-like flow (fixtures/sql/oozie) harvested through its manifest, from the repository root
     as the README does it, so statement nodes are named `fixtures/sql/oozie/...`."""
     from lineage_cli.harvest.batch import harvest
-    from lineage_cli.harvest.manifest import load_manifest
+    from lineage_cli.harvest.inputs.manifest import load_manifest
     from lineage_cli.store.writer import write_store
 
     with pytest.MonkeyPatch.context() as patch:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from lineage_cli.cli import cli
 from lineage_cli.harvest import batch
 from lineage_cli.harvest.batch import harvest, harvest_plan
-from lineage_cli.harvest.plan import HarvestOptions, plan_harvest
+from lineage_cli.harvest.inputs.plan import HarvestOptions, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.reader import open_store

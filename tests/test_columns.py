@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from lineage_cli import parse_sql
-from lineage_cli.harvest.harvester import analyze_script
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
-from lineage_cli.harvest.templates import substitute
+from lineage_cli.harvest.sql.script import analyze_script
+from lineage_cli.harvest.templates.placeholders import substitute
 from tests.bounded import run_bounded, yaml_bomb
 from tests.conftest import generate_warehouse
 

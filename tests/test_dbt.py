@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.harvest.dbt import DbtError, load_dbt
+from lineage_cli.harvest.inputs.dbt import DbtError, load_dbt
 from tests.conftest import REPO
 from tests.storeview import golden, read_store
 

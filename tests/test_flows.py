@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.harvest.manifest import ManifestError, load_manifest
+from lineage_cli.harvest.inputs.manifest import ManifestError, load_manifest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from tests.bounded import run_bounded, yaml_bomb
@@ -223,7 +223,7 @@ def test_manifest_variables_must_be_single_values(tmp_path) -> None:
 def test_an_alias_bomb_in_a_manifest_is_refused(tmp_path) -> None:
     (tmp_path / "m.yaml").write_text(yaml_bomb() + "entries:\n  - {target: ods.t, sources: *l8}\n")
     code = (
-        "from lineage_cli.harvest.manifest import ManifestError, load_manifest\n"
+        "from lineage_cli.harvest.inputs.manifest import ManifestError, load_manifest\n"
         "try:\n    load_manifest('m.yaml')\nexcept ManifestError as error:\n    print(error)\n"
     )
     run = run_bounded(code, cwd=tmp_path, seconds=30)

@@ -19,7 +19,7 @@ import sqlglot
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from golden import FOLDER, load_cases  # noqa: E402
 
-from lineage_cli.harvest.split import parse_script  # noqa: E402
+from lineage_cli.harvest.sql.split import parse_script  # noqa: E402
 from lineage_cli.profiles import load_profile  # noqa: E402
 
 CASES = load_cases()

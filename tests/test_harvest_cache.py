@@ -28,7 +28,7 @@ from lineage_cli.harvest import batch
 from lineage_cli.harvest import cache as harvest_cache
 from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.harvest.manifest import load_manifest
+from lineage_cli.harvest.inputs.manifest import load_manifest
 from lineage_cli.harvest.schema import DDL, SchemaCatalog
 from lineage_cli.store import writer
 from lineage_cli.store.arrays import from_store

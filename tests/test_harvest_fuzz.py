@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lineage_cli.harvest.harvester import analyze_script
 from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.sql.script import analyze_script
 
 KEYWORDS = (
     "SELECT INSERT INTO UPDATE DELETE MERGE USING WHEN MATCHED THEN ELSE ELSIF END IF WHILE LOOP BEGIN TRY CATCH "

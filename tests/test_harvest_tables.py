@@ -8,8 +8,8 @@ import pytest
 
 from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.harvest.harvester import analyze_script, harvest_text
 from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.sql.script import analyze_script, harvest_text
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.conftest import WAREHOUSE, generate_warehouse
 
@@ -328,7 +328,7 @@ def test_a_tokenizer_error_points_at_the_unclosed_quote_with_a_short_one_line_ex
 
 
 def test_a_crash_of_the_analysis_is_an_internal_error_at_the_statement_never_a_python_message(monkeypatch) -> None:
-    from lineage_cli.harvest import harvester
+    from lineage_cli.harvest.sql import script as harvester
 
     def crash(*arguments: object) -> None:
         raise TypeError("string indices must be integers")

@@ -261,7 +261,7 @@ EXPORT = "fixtures/sql/oozie/manifest.yaml:45"  # wf_export/export_sales: 1,200,
 def manifest_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The oozie-like flow harvested as ``lineage harvest --manifest`` does: its facts in the meta."""
     from lineage_cli.harvest.batch import harvest
-    from lineage_cli.harvest.manifest import load_manifest
+    from lineage_cli.harvest.inputs.manifest import load_manifest
     from lineage_cli.store.writer import write_store
 
     with pytest.MonkeyPatch.context() as patch:

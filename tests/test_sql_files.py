@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lineage_cli.harvest.files import display_path, sql_files
-from lineage_cli.harvest.sql_text import decode_sql
+from lineage_cli.harvest.inputs.files import display_path, sql_files
+from lineage_cli.harvest.inputs.sql_text import decode_sql
 
 
 def found_paths(paths: list) -> list[str]:

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from lineage_cli import parse_sql
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.harvest.harvester import analyze_template
-from lineage_cli.harvest.jinja import render_jinja
-from lineage_cli.harvest.render_budget import Limits
-from lineage_cli.harvest.templates import read_vars_file, render
+from lineage_cli.harvest.sql.script import analyze_template
+from lineage_cli.harvest.templates.budget import Limits
+from lineage_cli.harvest.templates.jinja import render_jinja
+from lineage_cli.harvest.templates.placeholders import read_vars_file, render
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.bounded import run_bounded, yaml_bomb
 from tests.storeview import read_store
@@ -348,7 +348,7 @@ JINJA_BOMBS = {
 
 def test_template_bombs_stop_at_their_limit_quickly_with_bounded_memory() -> None:
     code = (
-        "import json, sys, time\nfrom lineage_cli.harvest.jinja import render_jinja\n"
+        "import json, sys, time\nfrom lineage_cli.harvest.templates.jinja import render_jinja\n"
         "for name, template in json.loads(sys.stdin.read()).items():\n"
         "    start = time.monotonic()\n"
         "    out = render_jinja('SELECT 1;\\n' + template + '\\nSELECT 2;', {})\n"

@@ -88,7 +88,7 @@ def test_unknown_name_suggests_close_ones(store) -> None:
 
 def test_ambiguous_short_name_lists_candidates(tmp_path) -> None:
     from lineage_cli.harvest.assemble import Harvest
-    from lineage_cli.harvest.harvester import harvest_text
+    from lineage_cli.harvest.sql.script import harvest_text
     from lineage_cli.store.writer import write_store
 
     result = Harvest()
@@ -101,7 +101,7 @@ def test_ambiguous_short_name_lists_candidates(tmp_path) -> None:
 
 def test_file_locations_are_datasets_found_by_their_name_as_written(tmp_path) -> None:
     from lineage_cli.harvest.assemble import Harvest
-    from lineage_cli.harvest.harvester import harvest_text
+    from lineage_cli.harvest.sql.script import harvest_text
     from lineage_cli.store.writer import write_store
 
     result = Harvest()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lineage_cli.harvest.harvester import analyze_script
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.statements import StatementLineage
+from lineage_cli.harvest.sql.script import analyze_script
+from lineage_cli.harvest.sql.statements import StatementLineage
 from lineage_cli.model import Issue
 
 EdgeKey = tuple[str, str, str]  # (source, target, kind): kind is "table", "projection" or "predicate"

@@ -15,8 +15,8 @@ from lineage_cli.check.findings import Finding, fails, sort_key
 from lineage_cli.check.report import markdown_summary, render
 from lineage_cli.check.rules import file_findings
 from lineage_cli.harvest import quiet_sqlglot
+from lineage_cli.harvest.inputs.sql_text import decode_sql
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
-from lineage_cli.harvest.sql_text import decode_sql
 from lineage_cli.profiles import ProfileError, load_profile
 from lineage_cli.store.layout import StoreError
 from lineage_cli.store.reader import Store, open_store

@@ -27,9 +27,9 @@ from lineage_cli.commands.console import plain_console
 from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.assemble import Harvest, StoredGraph
 from lineage_cli.harvest.batch import FileOutcome, harvest_plan, usable_cpus
-from lineage_cli.harvest.plan import HarvestOptions, Plan, pairs, plan_harvest
+from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.templates import read_vars_file
+from lineage_cli.harvest.templates.placeholders import read_vars_file
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, load_profile
 from lineage_cli.store.layout import StoreError, StoreWriteError
@@ -39,8 +39,8 @@ from lineage_cli.store.reader import open_store
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from lineage_cli.harvest.dbt import DbtProject
-    from lineage_cli.harvest.manifest import Manifest
+    from lineage_cli.harvest.inputs.dbt import DbtProject
+    from lineage_cli.harvest.inputs.manifest import Manifest
 
 
 class _Stored(NamedTuple):
@@ -183,7 +183,7 @@ def _dbt_project_in(paths: tuple[str, ...]) -> str | None:
 def _load_manifest(path: str | None, root: str | None) -> Manifest | None:
     if path is None:
         return None
-    from lineage_cli.harvest.manifest import load_manifest  # yaml: only a harvest with a manifest pays for it
+    from lineage_cli.harvest.inputs.manifest import load_manifest  # yaml: only a harvest with a manifest pays for it
 
     return load_manifest(path, root)
 
@@ -191,7 +191,7 @@ def _load_manifest(path: str | None, root: str | None) -> Manifest | None:
 def _load_dbt(path: str | None, dialect: str | None) -> DbtProject | None:
     if path is None:
         return None
-    from lineage_cli.harvest.dbt import load_dbt  # sqlglot: only a harvest of a dbt project pays for it up front
+    from lineage_cli.harvest.inputs.dbt import load_dbt  # sqlglot: only a harvest of a dbt project pays for it up front
 
     return load_dbt(path, dialect)
 

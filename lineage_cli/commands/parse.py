@@ -9,9 +9,9 @@ from typing import Any
 
 from lineage_cli.commands.harvest import load_variables
 from lineage_cli.harvest import quiet_sqlglot
-from lineage_cli.harvest.api import issue_dict, parse_sql
+from lineage_cli.harvest.inputs.sql_text import decode_sql, read_sql_file
 from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
-from lineage_cli.harvest.sql_text import decode_sql, read_sql_file
+from lineage_cli.harvest.sql.api import issue_dict, parse_sql
 from lineage_cli.profiles import ProfileError
 
 

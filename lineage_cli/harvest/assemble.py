@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from lineage_cli.harvest.params import is_parameterized
+from lineage_cli.harvest.templates.params import is_parameterized
 from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance, Subtype
 
 if TYPE_CHECKING:

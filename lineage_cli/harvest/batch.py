@@ -31,17 +31,17 @@ from typing import TYPE_CHECKING
 from lineage_cli.harvest.assemble import Harvest, add_dataset, add_script, link_defaults
 from lineage_cli.harvest.cache import FileCache, HarvestMemo
 from lineage_cli.harvest.flows import apply_step
+from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
+from lineage_cli.harvest.inputs.sql_text import SqlText, read_sql_file
 from lineage_cli.harvest.outcome import FileOutcome, StatementRecord, WriteRecord
-from lineage_cli.harvest.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.sql_text import SqlText, read_sql_file
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
 
 if TYPE_CHECKING:
-    from lineage_cli.harvest.dbt import DbtProject
-    from lineage_cli.harvest.manifest import Manifest
-    from lineage_cli.harvest.statements import StatementLineage
+    from lineage_cli.harvest.inputs.dbt import DbtProject
+    from lineage_cli.harvest.inputs.manifest import Manifest
+    from lineage_cli.harvest.sql.statements import StatementLineage
 
 # CREATE TABLE with a column list or LIKE: plain DDL.  A CTAS (CREATE TABLE t AS SELECT) does not match,
 # so the phase that looks for DDL skips the many files whose only CREATE TABLE selects rows.
@@ -211,7 +211,7 @@ class _Pool:
             return
         from concurrent.futures import ProcessPoolExecutor
 
-        import lineage_cli.harvest.harvester  # noqa: F401 - before the fork: each worker inherits the parser, not imports it
+        import lineage_cli.harvest.sql.script  # noqa: F401 - before the fork: each worker inherits the parser, not imports it
 
         workers = min(self.jobs, len(tasks))
         chunk = max(1, min(16, len(tasks) // (workers * 4)))
@@ -274,7 +274,7 @@ def analyze_file(task: _Task) -> FileOutcome:
     except ProfileError as error:  # a `-- dialect: NAME` line naming no dialect
         return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, str(error))])
     except Exception as error:  # noqa: BLE001 - one odd file must not end the harvest
-        from lineage_cli.harvest.messages import internal_error  # sqlglot, which analysing the unit imported
+        from lineage_cli.harvest.sql.messages import internal_error  # sqlglot, which analysing the unit imported
 
         message = internal_error(error, "this file")
         return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, message)])
@@ -282,7 +282,7 @@ def analyze_file(task: _Task) -> FileOutcome:
 
 def _analyze_unit(task: _Task) -> FileOutcome:
     # The parser's modules are imported by the units that are analysed: a harvest that recalls its result needs none.
-    from lineage_cli.harvest.harvester import analyze_template
+    from lineage_cli.harvest.sql.script import analyze_template
 
     unit, options = task.unit, task.unit.options
     outcome = FileOutcome(unit.display)
@@ -324,11 +324,11 @@ def _record(statement: StatementLineage) -> StatementRecord:
 
 def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     """The tables declared by the ``CREATE TABLE`` statements of ``sql`` (nothing else is parsed)."""
-    from lineage_cli.harvest.harvester import file_dialect  # the parser, as in ``_analyze_unit``
-    from lineage_cli.harvest.observe import observe
-    from lineage_cli.harvest.split import parse_script
-    from lineage_cli.harvest.statements import Context, apply_use
-    from lineage_cli.harvest.templates import render
+    from lineage_cli.harvest.sql.observe import observe
+    from lineage_cli.harvest.sql.script import file_dialect  # the parser, as in ``_analyze_unit``
+    from lineage_cli.harvest.sql.split import parse_script
+    from lineage_cli.harvest.sql.statements import Context, apply_use
+    from lineage_cli.harvest.templates.placeholders import render
 
     profile = load_profile(file_dialect(sql) or options.dialect)
     ctx = Context(profile, default_schema=options.default_schema)

@@ -49,6 +49,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from lineage_cli import __version__
 from lineage_cli.harvest.assemble import Harvest
+from lineage_cli.harvest.inputs.plan import Plan
 from lineage_cli.harvest.outcome import (
     FileOutcome,
     expect,
@@ -59,7 +60,6 @@ from lineage_cli.harvest.outcome import (
     outcome_from_data,
     string_map,
 )
-from lineage_cli.harvest.plan import Plan
 from lineage_cli.model import EdgeType, Graph, Issue, NodeKind
 from lineage_cli.store.layout import FORMAT_VERSION, TYPE_MASK
 

@@ -11,9 +11,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from lineage_cli.harvest.harvester import analyze_template
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.statements import StatementLineage
+from lineage_cli.harvest.sql.script import analyze_template
+from lineage_cli.harvest.sql.statements import StatementLineage
 from lineage_cli.model import Issue
 
 

@@ -21,7 +21,7 @@ from sqlglot import exp
 from lineage_cli.profiles import DialectProfile
 
 if TYPE_CHECKING:
-    from lineage_cli.harvest.columns import ColumnEdge
+    from lineage_cli.harvest.sql.columns import ColumnEdge
 
 
 @dataclass(slots=True)

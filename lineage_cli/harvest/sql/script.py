@@ -19,13 +19,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from lineage_cli.harvest.assemble import Harvest, add_script, table_of
-from lineage_cli.harvest.columns import ColumnEdge, column_lineage
-from lineage_cli.harvest.messages import internal_error, parse_error, readable
-from lineage_cli.harvest.observe import observe
-from lineage_cli.harvest.params import default_name
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.split import ParsedStatement, parse_script
-from lineage_cli.harvest.statements import (
+from lineage_cli.harvest.sql.columns import ColumnEdge, column_lineage
+from lineage_cli.harvest.sql.messages import internal_error, parse_error, readable
+from lineage_cli.harvest.sql.observe import observe
+from lineage_cli.harvest.sql.split import ParsedStatement, parse_script
+from lineage_cli.harvest.sql.statements import (
     Context,
     StatementLineage,
     analyze_statement,
@@ -34,7 +33,8 @@ from lineage_cli.harvest.statements import (
     routine_parameters,
     unanalysed,
 )
-from lineage_cli.harvest.templates import Rendered, render
+from lineage_cli.harvest.templates.params import default_name
+from lineage_cli.harvest.templates.placeholders import Rendered, render
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, load_profile
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lineage_cli.harvest.params import Placeholders
+from lineage_cli.harvest.templates.params import Placeholders
 
 _PLACEHOLDER = re.compile(
     r"\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[A-Za-z_][\w.]*)\}"
@@ -85,7 +85,7 @@ def render(
     values = {str(name): _one_line(value) for name, value in (variables or {}).items()}
     lines, warnings = None, []
     if JINJA_OPEN.search(sql) is not None:
-        from lineage_cli.harvest.jinja import render_jinja
+        from lineage_cli.harvest.templates.jinja import render_jinja
 
         output = render_jinja(sql, values, relations)
         sql, warnings = output.text, output.warnings

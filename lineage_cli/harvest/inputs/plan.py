@@ -19,16 +19,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lineage_cli import __version__
-from lineage_cli.harvest.files import display_path, sql_files
 from lineage_cli.harvest.flows import Step, declared_name
+from lineage_cli.harvest.inputs.files import display_path, sql_files
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.templates import substitute
+from lineage_cli.harvest.templates.placeholders import substitute
 from lineage_cli.model import Issue, Provenance
 from lineage_cli.profiles import DialectProfile, ProfileError, load_profile
 
 if TYPE_CHECKING:  # a plan reads what they loaded: dbt's loader imports sqlglot, the manifest's yaml
-    from lineage_cli.harvest.dbt import DbtProject
-    from lineage_cli.harvest.manifest import Entry, Manifest
+    from lineage_cli.harvest.inputs.dbt import DbtProject
+    from lineage_cli.harvest.inputs.manifest import Entry, Manifest
 
 Pairs = tuple[tuple[str, str], ...]
 

@@ -34,8 +34,8 @@ from jinja2.ext import Extension
 from jinja2.parser import Parser
 from jinja2.runtime import Undefined
 
-from lineage_cli.harvest.render_budget import LIMITS, BudgetedSandbox, BudgetExceeded, Limits, meter, metered
-from lineage_cli.harvest.templates import JINJA_OPEN
+from lineage_cli.harvest.templates.budget import LIMITS, BudgetedSandbox, BudgetExceeded, Limits, meter, metered
+from lineage_cli.harvest.templates.placeholders import JINJA_OPEN
 
 _CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
 _END = "\ue000"  # before a source newline: keeps whitespace control from removing it

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from lineage_cli.harvest.columns import output_columns
 from lineage_cli.harvest.schema import DDL, OBSERVED, Columns, SchemaCatalog
-from lineage_cli.harvest.statements import Context, StatementLineage
+from lineage_cli.harvest.sql.columns import output_columns
+from lineage_cli.harvest.sql.statements import Context, StatementLineage
 
 _OUTPUT_TYPES = ("ctas", "view", "alter_view", "select_into", "clone", "cache")
 _TYPE_NAMES: dict[tuple[str, object, tuple[str, ...]], str] = {}

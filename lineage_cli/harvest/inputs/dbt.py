@@ -26,10 +26,10 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lineage_cli.harvest.dbt_files import project_manifest
-from lineage_cli.harvest.files import display_path
+from lineage_cli.harvest.inputs.dbt_files import project_manifest
+from lineage_cli.harvest.inputs.files import display_path
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.statements import Context
+from lineage_cli.harvest.sql.statements import Context
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, ProfileError, load_profile
 

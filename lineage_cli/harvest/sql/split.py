@@ -23,7 +23,7 @@ from sqlglot.dialects.oracle import Oracle
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from lineage_cli.harvest.messages import internal_error, parse_error, token_error
+from lineage_cli.harvest.sql.messages import internal_error, parse_error, token_error
 
 
 @dataclass(slots=True)

@@ -29,8 +29,8 @@ from typing import Any
 
 import yaml
 
-from lineage_cli.harvest.files import display_path
-from lineage_cli.harvest.templates import read_vars_file, template_values
+from lineage_cli.harvest.inputs.files import display_path
+from lineage_cli.harvest.templates.placeholders import read_vars_file, template_values
 from lineage_cli.model import Issue
 from lineage_cli.yamlsafe import compose, construct
 

@@ -35,9 +35,9 @@ from typing import NamedTuple, TypeVar
 
 from sqlglot import exp
 
-from lineage_cli.harvest.functions import FunctionLevels
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.statements import Context, StatementLineage, Write, file_location
+from lineage_cli.harvest.sql.functions import FunctionLevels
+from lineage_cli.harvest.sql.statements import Context, StatementLineage, Write, file_location
 from lineage_cli.model import Subtype
 from lineage_cli.profiles import DialectProfile
 
@@ -80,7 +80,7 @@ def column_lineage(
     """Every projection and predicate edge of one analysed statement, and the warnings met.
 
     >>> import sqlglot
-    >>> from lineage_cli.harvest.statements import analyze_statement
+    >>> from lineage_cli.harvest.sql.statements import analyze_statement
     >>> from lineage_cli.profiles import load_profile
     >>> ctx = Context(load_profile("ansi"))
     >>> sql = "INSERT INTO t (total) SELECT SUM(s.amount) FROM s WHERE s.ok GROUP BY s.day"
@@ -109,7 +109,7 @@ def output_columns(write: Write, ctx: Context, catalog: SchemaCatalog) -> list[s
     """The column names a CTAS / view / SELECT INTO gives its target, or None when a star hides them.
 
     >>> import sqlglot
-    >>> from lineage_cli.harvest.statements import analyze_statement
+    >>> from lineage_cli.harvest.sql.statements import analyze_statement
     >>> from lineage_cli.profiles import load_profile
     >>> ctx = Context(load_profile("ansi"))
     >>> sql = "CREATE VIEW v AS SELECT a.id, a.x + 1 AS y, COUNT(*) FROM a"
