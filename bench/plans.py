@@ -31,11 +31,11 @@ if str(REPO) not in sys.path:  # run as a script: import the working tree's pack
 
 from lineage_cli.store.reader import Store  # noqa: E402
 from lineage_cli.walk import shape  # noqa: E402
-from lineage_cli.walk.plan import builtin_plan  # noqa: E402
 from lineage_cli.walk.planned import plan_walk  # noqa: E402
 from lineage_cli.walk.query import TABLE_FLOW, lineage, resolve  # noqa: E402
 from lineage_cli.walk.result import LineageResult  # noqa: E402
 from lineage_cli.walk.traverse import bfs  # noqa: E402
+from lineage_cli.walk.walkplan import builtin_plan  # noqa: E402
 
 
 def interleaved_medians(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.model import EdgeType
-from lineage_cli.walk.plan import PlanError, builtin_plans, load_plan, resolve_plan
+from lineage_cli.walk.walkplan import PlanError, builtin_plans, load_plan, resolve_plan
 from tests.bounded import run_bounded, yaml_bomb
 from tests.conftest import REPO
 
@@ -189,7 +189,7 @@ def test_an_alias_bomb_in_a_plans_conditions_is_refused_at_once(tmp_path) -> Non
     plan = yaml_bomb() + "name: bomb\nedges:\n  - edge: read\n    conditions:\n      schema: *l8\n"
     path = write(tmp_path, "bomb.yaml", plan)
     code = (
-        "from lineage_cli.walk.plan import PlanError, load_plan\n"
+        "from lineage_cli.walk.walkplan import PlanError, load_plan\n"
         f"try:\n    load_plan({str(path)!r})\nexcept PlanError as error:\n    print(error)\n"
     )
     run = run_bounded(code)

@@ -12,9 +12,9 @@ from lineage_cli.model import EdgeType, Graph, NodeKind, Subtype
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 from lineage_cli.walk.answer import answer
-from lineage_cli.walk.plan import builtin_plan, load_plan
 from lineage_cli.walk.planned import _GeneralWalk, compile_plan, plan_walk
 from lineage_cli.walk.query import lineage
+from lineage_cli.walk.walkplan import builtin_plan, load_plan
 from tests.conftest import WAREHOUSE
 from tests.storeview import read_store
 from tests.walks import (

@@ -29,7 +29,7 @@ def run_export(
     scope: Scope | None = None,
 ) -> int:
     from lineage_cli.walk.errors import QueryError
-    from lineage_cli.walk.plan import PlanError
+    from lineage_cli.walk.walkplan import PlanError
 
     try:
         time = event_time(time_text)

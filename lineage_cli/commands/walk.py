@@ -77,7 +77,7 @@ def run_io(name: str, store_path: str, fmt: str | None, output: str | None) -> i
 
 def run_walkplans(name: str | None) -> int:
     """List the built-in plans with their descriptions, or print one plan's file."""
-    from lineage_cli.walk.plan import BUILTIN_DIR, builtin_names, builtin_plan
+    from lineage_cli.walk.walkplan import BUILTIN_DIR, builtin_names, builtin_plan
 
     names = builtin_names()
     if name is None:
@@ -135,8 +135,8 @@ class Shaping:
 
             raise QueryError(f"--group-by and --rankdir draw graphml, dot and pictures, not {fmt}")
         from lineage_cli.emit.picture import Picture
+        from lineage_cli.emit.volumes import volumes
         from lineage_cli.walk.levels import groups, load_datamarts
-        from lineage_cli.walk.volumes import volumes
 
         marts = load_datamarts(self.datamarts) if self.datamarts else None
         grouped = groups(store, result, self.group_by, marts) if self.group_by else {}

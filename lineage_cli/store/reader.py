@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from lineage_cli.walk.plan import WalkPlan
     from lineage_cli.walk.result import LineageResult
+    from lineage_cli.walk.walkplan import WalkPlan
 
 # Below this size the body checksum is verified on open; above it, `lineage stats --verify` does it,
 # because a full pass would make opening cost O(size) instead of O(1).

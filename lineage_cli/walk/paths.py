@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from lineage_cli.store.reader import Store
 from lineage_cli.walk.answer import answer
 from lineage_cli.walk.errors import QueryError
-from lineage_cli.walk.plan import WalkPlan
 from lineage_cli.walk.planned import as_plan, default_plan, plan_walk
 from lineage_cli.walk.query import resolve
 from lineage_cli.walk.result import LineageResult
 from lineage_cli.walk.traverse import Walk
+from lineage_cli.walk.walkplan import WalkPlan
 
 DEFAULT_MAX_PATHS = 100
 

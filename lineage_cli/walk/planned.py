@@ -27,8 +27,8 @@ from lineage_cli.model import EdgeType, NodeKind, Subtype, schema_of
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store, like_regex
 from lineage_cli.walk import shape
-from lineage_cli.walk.plan import Conditions, EdgeRule, WalkPlan, builtin_plan, resolve_plan
 from lineage_cli.walk.traverse import Walk, bfs
+from lineage_cli.walk.walkplan import Conditions, EdgeRule, WalkPlan, builtin_plan, resolve_plan
 
 DATASETS = ("table", "view", "parameterized")
 # The node kinds at either end of each edge type (model.py): the kinds a rule's collect_node may leave out.
@@ -252,8 +252,8 @@ class _GeneralWalk:
 
     def __init__(self, store: Store, direction: str, rules: tuple[EdgeRule, ...], depth: int | None) -> None:
         # only here: the frontier walk of every table query does not pay for their imports
-        from lineage_cli.walk.columns import PredicateTies
         from lineage_cli.walk.edges import TypedEdges
+        from lineage_cli.walk.predicates import PredicateTies
 
         self.store, self.kinds, self.depth, self.up = store, store.kinds, depth, direction == "up"
         self.edges = TypedEdges(store)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.reader import Store
 from lineage_cli.walk.answer import answer
-from lineage_cli.walk.plan import WalkPlan
 from lineage_cli.walk.planned import as_plan, default_plan, plan_walk
 from lineage_cli.walk.result import LineageResult
+from lineage_cli.walk.walkplan import WalkPlan
 
 QUERYABLE = frozenset((NodeKind.TABLE, NodeKind.VIEW, NodeKind.COLUMN))
 TABLE_FLOW = EdgeType.READ.bit | EdgeType.WRITE.bit | EdgeType.FLOW.bit
