@@ -28,6 +28,7 @@ from sqlglot.errors import ParseError
 
 from lineage_cli.harvest.dbt_files import project_manifest
 from lineage_cli.harvest.files import display_path
+from lineage_cli.harvest.json_types import json_type, type_name
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.statements import Context
 from lineage_cli.model import Issue
@@ -58,7 +59,6 @@ _NODE_FIELDS: dict[str, type] = {
 _NODE_ITEMS: dict[str, type] = {"depends_on.nodes": str, "sources": list}  # lists whose items have one type
 _NEVER_NULL = ("resource_type", "language")  # strings; a node without a language is SQL
 _CATALOG_COLUMN: dict[str, type] = {"name": str, "type": str, "index": int}
-_JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "a list"))
 
 
 class DbtError(ValueError):
@@ -110,7 +110,7 @@ def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
     root = manifest_path.parent.parent if manifest_path.parent.name == "target" else manifest_path.parent
     metadata = manifest.data.get("metadata") or {}
     if not isinstance(metadata, dict):
-        raise DbtError(f"{display_path(manifest_path)}: metadata must be an object, got {_json_type(metadata)}")
+        raise DbtError(f"{display_path(manifest_path)}: metadata must be an object, got {json_type(metadata)}")
     adapter = str(metadata.get("adapter_type") or "ansi")
     dialect = ADAPTER_DIALECTS.get(adapter, adapter)
     try:
@@ -163,7 +163,7 @@ def _section(document: _Json, name: str, issues: list[Issue]) -> dict[str, Any]:
     section = document.data.get(name) or {}
     if isinstance(section, dict):
         return section
-    issues.append(document.error(name, f"{name} must be an object by unique_id, got {_json_type(section)}; skipped"))
+    issues.append(document.error(name, f"{name} must be an object by unique_id, got {json_type(section)}; skipped"))
     return {}
 
 
@@ -182,21 +182,21 @@ def _nodes(manifest: _Json, name: str, issues: list[Issue]) -> dict[str, dict[st
 def _node_problem(node: object) -> str | None:
     """Why this module cannot read ``node``: it is not an object, or a field it reads has the wrong type."""
     if not isinstance(node, dict):
-        return f"expected an object, got {_json_type(node)}"
+        return f"expected an object, got {json_type(node)}"
     if "resource_type" not in node:
         return "no resource_type"
     for key in _NEVER_NULL:
         if key in node and not isinstance(node[key], str):
-            return f"{key} must be a string, got {_json_type(node[key])}"
+            return f"{key} must be a string, got {json_type(node[key])}"
     for dotted, kind in _NODE_FIELDS.items():
         value = _field(node, dotted)
         if value is not None and not isinstance(value, kind):
-            return f"{dotted} must be {_type_name(kind)}, got {_json_type(value)}"
+            return f"{dotted} must be {type_name(kind)}, got {json_type(value)}"
         item_kind = _NODE_ITEMS.get(dotted)
         if item_kind is not None and isinstance(value, list):
             wrong = [item for item in value if not isinstance(item, item_kind)]
             if wrong:
-                return f"each item of {dotted} must be {_type_name(item_kind)}, got {_json_type(wrong[0])}"
+                return f"each item of {dotted} must be {type_name(item_kind)}, got {json_type(wrong[0])}"
     return None
 
 
@@ -206,17 +206,6 @@ def _field(node: Mapping[str, Any], dotted: str) -> object:
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value
-
-
-def _json_type(value: object) -> str:
-    """The JSON name of a value's type, for messages."""
-    if value is None:
-        return "null"
-    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "an object")
-
-
-def _type_name(kind: type) -> str:
-    return next((name for known, name in _JSON_TYPES if known is kind), "an object")
 
 
 def _materialized(node: Mapping[str, Any]) -> str:
@@ -327,15 +316,15 @@ def _catalog(
 def _catalog_problem(entry: object) -> str | None:
     """Why a catalog entry's columns cannot be read: ``{"columns": {NAME: {"name", "type", "index"}}}``."""
     if entry is not None and not isinstance(entry, dict):
-        return f"expected an object, got {_json_type(entry)}"
+        return f"expected an object, got {json_type(entry)}"
     columns = (entry or {}).get("columns")
     if columns is not None and not isinstance(columns, dict):
-        return f"columns must be an object, got {_json_type(columns)}"
+        return f"columns must be an object, got {json_type(columns)}"
     for key, column in (columns or {}).items():
         if not isinstance(column, dict):
-            return f"column {key} must be an object, got {_json_type(column)}"
+            return f"column {key} must be an object, got {json_type(column)}"
         for field_name, kind in _CATALOG_COLUMN.items():
             value = column.get(field_name)
             if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-                return f"column {key}: {field_name} must be {_type_name(kind)}, got {_json_type(value)}"
+                return f"column {key}: {field_name} must be {type_name(kind)}, got {json_type(value)}"
     return None
