@@ -31,6 +31,7 @@ class YamlError(ValueError):
 
     def __init__(self, origin: str, mark: yaml.Mark | None, problem: str) -> None:
         self.line = mark.line + 1 if mark is not None else 1
+        self.column = mark.column + 1 if mark is not None else None
         where = f"{origin}:{self.line}" + (f":{mark.column + 1}" if mark is not None else "")
         super().__init__(f"{where}: {problem}")
         self.problem = problem

@@ -26,7 +26,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lineage_cli.harvest.dbt_files import project_manifest
+from lineage_cli.harvest.dbt_files import ProjectFiles, project_manifest
 from lineage_cli.harvest.files import display_path
 from lineage_cli.harvest.json_types import json_type, type_name
 from lineage_cli.harvest.schema import SchemaCatalog
@@ -85,6 +85,7 @@ class DbtProject:
     datasets: list[str] = field(default_factory=list)  # sources and seeds
     catalog: SchemaCatalog | None = None
     issues: list[Issue] = field(default_factory=list)  # nodes skipped for fields of the wrong type
+    variables: dict[str, str] = field(default_factory=dict)  # dbt_project.yml's vars, for a project never compiled
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +103,15 @@ class _Json:
         return Issue(display_path(self.path), line, message)
 
 
-def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
+def load_dbt(
+    path: str | Path, dialect: str | None = None, *, root: str | Path | None = None, encoding: str | None = None
+) -> DbtProject:
     """Read a dbt project directory, its ``target`` directory, or a ``manifest.json``; a project never compiled
-    from its own files (``dbt_files``), its names folded by ``dialect`` (its adapter is in no file)."""
-    manifest = _manifest(Path(path), dialect)
+    from its own files (``dbt_files``: every one inside ``root``, by default the project, its SQL in ``encoding``),
+    its names folded by ``dialect`` (its adapter is in no file)."""
+    manifest, files = _manifest(Path(path), dialect, Path(root) if root is not None else None, encoding)
     manifest_path = manifest.path
-    root = manifest_path.parent.parent if manifest_path.parent.name == "target" else manifest_path.parent
+    folder = manifest_path.parent.parent if manifest_path.parent.name == "target" else manifest_path.parent
     metadata = manifest.data.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise DbtError(f"{display_path(manifest_path)}: metadata must be an object, got {json_type(metadata)}")
@@ -117,7 +121,10 @@ def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
         profile = load_profile(dialect)
     except ProfileError as error:
         raise DbtError(f"{display_path(manifest_path)}: adapter {adapter}: {error}") from None
-    project = DbtProject(root, dialect)
+    project = DbtProject(folder, dialect)
+    if files is not None:
+        project.issues.extend(files.issues)
+        project.variables.update(files.variables)
     nodes = {**_nodes(manifest, "nodes", project.issues), **_nodes(manifest, "sources", project.issues)}
     ctx = Context(profile)
     names = {uid: _relation(node, ctx) for uid, node in nodes.items()}
@@ -126,24 +133,27 @@ def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
         if kind in ("source", "seed") and names[uid]:
             project.datasets.append(names[uid])
         elif kind in ("model", "snapshot") and names[uid] and _materialized(node) != "ephemeral":
-            project.models.append(_model(uid, node, nodes, names, root))
+            project.models.append(_model(uid, node, nodes, names, folder))
     catalog_path = manifest_path.with_name("catalog.json")
     if catalog_path.is_file():
         project.catalog = _catalog(_read_json(catalog_path), names, profile, project.issues)
     return project
 
 
-def _manifest(path: Path, dialect: str | None) -> _Json:
+def _manifest(
+    path: Path, dialect: str | None, root: Path | None, encoding: str | None
+) -> tuple[_Json, ProjectFiles | None]:
     """The manifest of the project at ``path``, where it is (or would be); read from the project's files
-    (with ``dialect`` for its adapter) when it has none."""
+    (with ``dialect`` for its adapter, files under ``root`` in ``encoding``) when it has none, with what they hold
+    besides."""
     for candidate in (path, path / "manifest.json", path / "target" / "manifest.json"):
         if candidate.is_file():
-            return _read_json(candidate)
-    from_files = project_manifest(path) if path.is_dir() else None
+            return _read_json(candidate), None
+    from_files = project_manifest(path, root, encoding) if path.is_dir() else None
     if from_files is None:
         raise DbtError(f"{path}: no dbt manifest (target/manifest.json) and no dbt_project.yml")
-    from_files["metadata"]["adapter_type"] = dialect or "ansi"
-    return _Json(path / "target" / "manifest.json", from_files)
+    from_files.manifest["metadata"]["adapter_type"] = dialect or "ansi"
+    return _Json(path / "target" / "manifest.json", from_files.manifest), from_files
 
 
 def _read_json(path: Path) -> _Json:
