@@ -301,23 +301,24 @@ def test_a_source_with_a_field_of_the_wrong_type_is_an_error_naming_it_and_its_t
 
 
 @pytest.mark.parametrize(
-    ("broken", "where"),
+    ("broken", "where", "problem"),
     [
-        ("models:\n  - name: stg_orders\n   description: one space short\n", "3:4"),
-        ("models: " + "[" * 2000 + "]" * 2000 + "\n", "1"),  # nested too deeply
+        ("models:\n  - name: stg_orders\n   description: one space short\n", "3:4", ""),
+        ("models:\n  - name: stg\x01orders\n", "2:14", "unacceptable character #x0001"),
+        ("models: " + "[" * 2000 + "]" * 2000 + "\n", "1", ""),  # nested too deeply
+        ("models:\n  - name: !!int stg_orders\n", "2:11", "not a !!int value"),
+        ("models:\n  - docs: {show: !!bool maybe}\n", "2:18", "not a !!bool value"),
     ],
 )
 def test_a_yml_file_that_is_not_yaml_is_an_error_at_its_line_and_column_and_the_rest_is_read(
-    tmp_path, broken, where
+    tmp_path, broken, where, problem
 ) -> None:
     project = _uncompiled_shop(tmp_path, **{"models/staging/schema.yml": broken})
     code, stderr, statements = _harvest_files(project)
     assert code == 0
     [error] = _errors(stderr)
-    assert re.fullmatch(
-        rf"{re.escape(str(project))}/models/staging/schema.yml:{where}(:\d+)?: error: not valid YAML: .+; skipped",
-        error,
-    )
+    file = re.escape(f"{project}/models/staging/schema.yml")
+    assert re.fullmatch(rf"{file}:{where}(:\d+)?: error: not valid YAML: {re.escape(problem)}.*; skipped", error)
     assert "models/staging/stg_customers.sql:1 - public.stg_customers <- warehouse.raw.customers" in statements
 
 
@@ -339,6 +340,7 @@ def test_a_dbt_project_yml_that_is_not_yaml_is_an_error_and_the_defaults_are_use
         ("model-paths: 3", "model-paths must be a list of folders, got a number; using [models]"),
         ("model-paths: [models, 3]", "each item of model-paths must be a string, got a number; using [models]"),
         ("seed-paths: {seeds: true}", "seed-paths must be a list of folders, got an object; using [seeds]"),
+        ('model-paths: [models, "\\0"]', "model-paths: '\\x00' is no folder name; not read"),
         ("vars: big_spender_threshold", "vars must be an object, got a string; not used"),
         ("models: [shop]", "models must be an object, got a list; not used"),
         ("models: {shop: table}", "models.shop must be an object, got a string; not used"),
@@ -454,3 +456,31 @@ def test_folder_configs_apply_under_a_nested_model_path(tmp_path) -> None:
     assert kinds["stg_orders.sql"] == "CREATE VIEW stg_orders"
     assert kinds["fct_customer_orders.sql"] == "CREATE TABLE fct_customer_orders"
     assert loaded.issues == []
+
+
+@pytest.mark.parametrize("database", ["../..", "ware'house", "a;b"])
+def test_a_source_whose_name_sqlglot_cannot_read_is_kept_as_written(tmp_path, database) -> None:
+    sources = SOURCES.replace("database: warehouse", f'database: "{database}"')
+    project = _uncompiled_shop(tmp_path, **{"models/sources.yml": sources})
+    code, _, _ = _harvest_files(project)
+    assert code == 0
+    assert f"{database}.raw.payments table" in read_store(project.parent / "graph.lin").datasets()
+
+
+def test_a_model_path_that_cannot_be_searched_is_an_error_naming_it(tmp_path) -> None:
+    settings = (DBT / "dbt_project.yml").read_text().replace('["models"]', f'["models", "{"m" * 300}"]')
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": settings})
+    (project / "models" / "archive.sql").mkdir()  # a folder, not a model
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and len(statements) == 5
+    assert _errors(stderr) == [f"{project}/{'m' * 300}: error: cannot search folder: File name too long; skipped"]
+
+
+def test_an_error_that_stops_the_harvest_is_one_line_however_long(tmp_path) -> None:
+    folder = tmp_path / ("not_a_dbt_project_" * 8)
+    folder.mkdir()
+    outcome = CliRunner().invoke(cli, ["harvest", "--dbt", str(folder), "--store", str(tmp_path / "g.lin")])
+    assert outcome.exit_code == 2
+    assert outcome.stderr.splitlines() == [
+        f"error: {folder}: no dbt manifest (target/manifest.json) and no dbt_project.yml"
+    ]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import SqlglotError
 
 from lineage_cli.harvest.dbt_files import ProjectFiles, project_manifest
 from lineage_cli.harvest.files import display_path
@@ -240,7 +240,7 @@ def _relation(node: Mapping[str, Any], ctx: Context) -> str | None:
         return None
     try:
         return ctx.table_name(exp.to_table(text, dialect=ctx.profile.sqlglot_dialect))
-    except ParseError:
+    except (SqlglotError, ValueError, TypeError):  # sqlglot reads no table name in "x'", "a;b" or "../..": its parts
         return ".".join(ctx.profile.fold(part) for part in text.split("."))
 
 

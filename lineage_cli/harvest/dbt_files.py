@@ -84,17 +84,18 @@ def project_manifest(project: Path, root: Path | None = None, encoding: str | No
     nodes: dict[str, dict[str, Any]] = {}
     models = reader.models_config(settings, name)
     for folder in reader.folders(settings, "model-paths"):
-        for path in _files(folder, "*.sql"):
+        found = reader.files(folder, ".sql", ".yml")
+        for path in (path for path in found if path.suffix == ".sql"):
             if (code := reader.sql(path)) is not None:
                 nodes[f"model.{name}.{path.stem}"] = _model(project, folder, path, code, models)
-        for path in _files(folder, "*.yml"):
+        for path in (path for path in found if path.suffix == ".yml"):
             if (properties := reader.yaml(path, "skipped")) is not None:
                 nodes.update(reader.sources(properties, name))
     for folder in reader.folders(settings, "seed-paths"):
-        for path in _files(folder, "*.csv"):  # never opened: a seed is its name
+        for path in reader.files(folder, ".csv"):  # never opened: a seed is its name
             nodes[f"seed.{name}.{path.stem}"] = {"resource_type": "seed", "name": path.stem}
     for folder in reader.folders(settings, "snapshot-paths"):
-        for path in _files(folder, "*.sql"):
+        for path in reader.files(folder, ".sql"):
             if (text := reader.sql(path)) is not None:
                 nodes.update(_snapshots(project, path, text, name))
     manifest = {"metadata": {"adapter_type": "ansi"}, "nodes": _with_dependencies(nodes, name)}
@@ -178,6 +179,15 @@ class _Reader:
             self.error(settings, ("name",), f"{problem}; using {self.project.name}")
         return self.project.name
 
+    def files(self, folder: Path, *suffixes: str) -> list[Path]:
+        """The files under ``folder`` whose names end in one of ``suffixes``, sorted (a folder named ``x.sql`` is
+        none); none, and an error, when it cannot be searched."""
+        try:
+            return sorted(path for path in folder.rglob("*") if path.suffix in suffixes and not path.is_dir())
+        except OSError as error:
+            self.issues.append(Issue(display_path(folder), 0, f"cannot search folder: {error.strerror}; skipped"))
+            return []
+
     def folders(self, settings: _Yaml, key: str) -> list[Path]:
         """The folders of ``model-paths`` (or another ``*-paths`` key) that are inside the root."""
         default = _FOLDERS[key]
@@ -194,7 +204,9 @@ class _Reader:
         folders = []
         for index, name in enumerate(value):
             folder = self.project / name
-            if inside(folder, self.root):
+            if "\0" in name:
+                self.error(settings, (key, index), f"{key}: {name!r} is no folder name; not read")
+            elif inside(folder, self.root):
                 folders.append(folder)
             else:
                 self.error(settings, (key, index), f"{key}: {name} is {self.outside()}")
@@ -299,9 +311,6 @@ class _Reader:
         return name
 
 
-def _files(folder: Path, pattern: str) -> list[Path]:
-    """The files under ``folder`` whose names match ``pattern``, sorted (a folder named ``x.sql`` is none)."""
-    return sorted(path for path in folder.rglob(pattern) if not path.is_dir())
 
 
 def _child(node: yaml.Node | None, key: str | int) -> yaml.Node | None:
