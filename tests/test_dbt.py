@@ -458,7 +458,7 @@ def test_folder_configs_apply_under_a_nested_model_path(tmp_path) -> None:
     assert loaded.issues == []
 
 
-@pytest.mark.parametrize("database", ["../..", "ware'house", "a;b"])
+@pytest.mark.parametrize("database", ["../..", "ware'house", "a;b", "a."])
 def test_a_source_whose_name_sqlglot_cannot_read_is_kept_as_written(tmp_path, database) -> None:
     sources = SOURCES.replace("database: warehouse", f'database: "{database}"')
     project = _uncompiled_shop(tmp_path, **{"models/sources.yml": sources})

@@ -238,10 +238,20 @@ def _relation(node: Mapping[str, Any], ctx: Context) -> str | None:
     text = _relation_text(node)
     if text is None:
         return None
-    try:
-        return ctx.table_name(exp.to_table(text, dialect=ctx.profile.sqlglot_dialect))
-    except (SqlglotError, ValueError, TypeError):  # sqlglot reads no table name in "x'", "a;b" or "../..": its parts
+    table = _table(text, ctx)
+    if table is None:
         return ".".join(ctx.profile.fold(part) for part in text.split("."))
+    return ctx.table_name(table)
+
+
+def _table(text: str, ctx: Context) -> exp.Table | None:
+    """``text`` as sqlglot reads a table name; None when it reads none (``x'``, ``a;b``, ``../..``, ``a..b``)."""
+    try:
+        table = exp.to_table(text, dialect=ctx.profile.sqlglot_dialect)
+    except (SqlglotError, ValueError, TypeError):
+        return None
+    parts = (table.args.get("db"), table.args.get("catalog"))
+    return table if all(part is None or isinstance(part, exp.Identifier) for part in parts) else None
 
 
 def _model(
