@@ -484,3 +484,14 @@ def test_an_error_that_stops_the_harvest_is_one_line_however_long(tmp_path) -> N
     assert outcome.stderr.splitlines() == [
         f"error: {folder}: no dbt manifest (target/manifest.json) and no dbt_project.yml"
     ]
+
+
+def test_configs_nested_deeper_than_python_recurses_are_checked(tmp_path) -> None:
+    depth = 990  # libyaml reads up to 1,000 levels
+    settings = "name: shop\nmodels:\n  shop: " + "{a: " * depth + "{+materialized: 3}" + "}" * depth + "\n"
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": settings})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and len(statements) == 5
+    [error] = _errors(stderr)
+    assert error.startswith(f"{project}/dbt_project.yml:3: error: models.shop.a.a.")
+    assert error.endswith(".a.+materialized must be a string, got a number; not used")

@@ -11,9 +11,10 @@ every ``ref`` and ``source`` the raw code calls.  The single values of ``dbt_pro
 
 A project from a pull request must not make the harvest read other files: every file read, and every
 folder searched, must be inside the project's folder (or the ``root`` it is read with), symlinks
-resolved; anything else is an error naming it, and is not opened.  A file that is not YAML, a key of
+resolved; anything else is an error naming it, and is not opened.  Models and snapshots are read as
+every SQL file is (``sql_text``); a ``.yml`` that is not UTF-8 or not YAML (``yamlsafe``), a key of
 ``dbt_project.yml`` or a source entry of the wrong type is an error at its line naming it: the key's
-default is used, the entry is skipped, and the rest of the project is read.
+default is used, the entry or file is skipped, and the rest of the project is read.
 """
 
 from __future__ import annotations
@@ -229,12 +230,14 @@ class _Reader:
         return config or {}
 
     def _check_materialized(self, settings: _Yaml, keys: tuple[str, ...], level: Mapping[str, Any]) -> None:
-        for key, value in level.items():
-            if isinstance(value, dict) and key != "+materialized":
-                self._check_materialized(settings, (*keys, str(key)), value)
-            elif key in ("+materialized", "materialized") and not isinstance(value, str):
-                dotted = ".".join((*keys, key))
-                self.error(settings, (*keys, key), f"{dotted} must be a string, got {json_type(value)}; not used")
+        pending = [(keys, level)]
+        for keys, level in pending:  # grows as it goes: no recursion, as YAML nests deeper than Python recurses
+            for key, value in level.items():
+                if isinstance(value, dict) and key != "+materialized":
+                    pending.append(((*keys, str(key)), value))
+                elif key in ("+materialized", "materialized") and not isinstance(value, str):
+                    message = f"{'.'.join((*keys, key))} must be a string, got {json_type(value)}; not used"
+                    self.error(settings, (*keys, key), message)
 
     def variables(self, settings: _Yaml, project: str) -> dict[str, str]:
         """The single values of ``vars``, those of ``vars: {project: ...}`` winning; a list or an object (another
@@ -309,8 +312,6 @@ class _Reader:
                 self.error(document, (*keys, key), message)
                 return None
         return name
-
-
 
 
 def _child(node: yaml.Node | None, key: str | int) -> yaml.Node | None:
