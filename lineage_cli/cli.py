@@ -162,7 +162,8 @@ def cli() -> None:
     "--root",
     "manifest_root",
     type=click.Path(exists=True, file_okay=False),
-    help="Folder the manifest's sql_file and vars_file must be inside [default: the manifest's folder].",
+    help="Folder the manifest's sql_file and vars_file, and the files of a --dbt project, must be inside"
+    " [default: the manifest's folder, the project's].",
 )
 @click.option(
     "--dbt",

@@ -31,6 +31,7 @@ class YamlError(ValueError):
 
     def __init__(self, origin: str, mark: yaml.Mark | None, problem: str) -> None:
         self.line = mark.line + 1 if mark is not None else 1
+        self.column = mark.column + 1 if mark is not None else None
         where = f"{origin}:{self.line}" + (f":{mark.column + 1}" if mark is not None else "")
         super().__init__(f"{where}: {problem}")
         self.problem = problem
@@ -44,7 +45,10 @@ def load(text: str, origin: str) -> Any:  # noqa: ANN401 - whatever the document
 
 def compose(text: str, origin: str) -> yaml.Node | None:
     """The node graph of the YAML ``text``, which keeps every value's line, checked for alias bombs."""
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # PyYAML's own reader checks every character here already
+    except yaml.YAMLError as error:
+        raise _error(error, origin, text) from None
     try:
         node = loader.get_single_node()
     except yaml.YAMLError as error:
@@ -58,10 +62,22 @@ def compose(text: str, origin: str) -> yaml.Node | None:
     return node
 
 
+class _Constructor(yaml.constructor.SafeConstructor):
+    """PyYAML's safe constructor, whose conversions' own errors are YAML errors at their value: ``!!int x`` raises
+    ValueError, ``!!bool maybe`` KeyError, ``!!int ""`` IndexError, ``!!timestamp x`` AttributeError."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:  # noqa: ANN401 - whatever it holds
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, TypeError, IndexError, KeyError, AttributeError):
+            tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+            raise yaml.constructor.ConstructorError(None, None, f"not a {tag} value", node.start_mark) from None
+
+
 def construct(node: yaml.Node, origin: str) -> Any:  # noqa: ANN401 - whatever the node holds
     """The plain data of a node from ``compose``: strings, numbers, booleans, null, lists and mappings."""
     try:
-        return yaml.constructor.SafeConstructor().construct_document(node)
+        return _Constructor().construct_document(node)
     except yaml.YAMLError as error:
         raise _error(error, origin) from None
 
@@ -69,6 +85,9 @@ def construct(node: yaml.Node, origin: str) -> Any:  # noqa: ANN401 - whatever t
 def _error(error: yaml.YAMLError, origin: str, text: str = "") -> YamlError:
     problem = str(getattr(error, "problem", None) or error).splitlines()[0]
     mark = getattr(error, "problem_mark", None)
+    if isinstance(error, yaml.reader.ReaderError) and (at := text.find(chr(error.character))) >= 0:
+        # a character YAML does not allow has no mark, only an offset (of bytes, in libyaml): the first of its kind
+        mark = yaml.Mark(origin, at, text.count("\n", 0, at), at - text.rfind("\n", 0, at) - 1, None, None)
     if mark is None or (text and not text[mark.index :].strip()):
         # reading ran off the end (`[` never closed): where the broken construct began says more
         mark = getattr(error, "context_mark", None) or mark

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -215,3 +216,282 @@ def test_a_catalog_entry_with_columns_of_the_wrong_type_is_an_error_naming_it(tm
     assert loaded.catalog is not None and "warehouse.analytics.country_codes" not in loaded.catalog.tables()
     assert "warehouse.raw.orders" in loaded.catalog.tables()
     assert len(loaded.models) == 5
+
+
+# -- a project read from its own files: files of the wrong shape, files outside it -------------------------
+def _uncompiled_shop(tmp_path, **files: str):
+    """A copy of the fixture project without its target/ (so it is read from its files), ``files`` written over
+    it: ``{"models/sources.yml": text}``."""
+    project = tmp_path / "shop"
+    shutil.copytree(DBT, project)
+    shutil.rmtree(project / "target")
+    for name, text in files.items():
+        (project / name).write_text(text)
+    return project
+
+
+def _harvest_files(project, *options: str):
+    """``lineage harvest --dbt project``: its exit code, its stderr lines, and the tables its models read."""
+    store = project.parent / "graph.lin"
+    arguments = ["harvest", "--dbt", str(project), "--dialect", "postgres", "--store", str(store), "--no-cache"]
+    outcome = CliRunner().invoke(cli, [*arguments, *options])
+    assert outcome.exception is None or isinstance(outcome.exception, SystemExit), outcome.output
+    statements = read_store(store).statements(str(project) + "/") if outcome.exit_code == 0 else []
+    return outcome.exit_code, outcome.stderr.splitlines(), statements
+
+
+def _errors(lines: list[str]) -> list[str]:
+    return [line for line in lines if ": error: " in line]
+
+
+SOURCES = """\
+version: 2
+sources:
+  - name: shop
+    database: warehouse
+    schema: raw
+    tables:
+      - name: orders
+      - name: customers
+      - name: payments
+"""
+
+
+@pytest.mark.parametrize(
+    ("payments", "line", "problem"),
+    [
+        ("      - payments\n", 9, "source shop, table 3: expected an object with a name, got a string"),
+        ("      - name: [payments]\n", 9, "source shop, table 3: name must be a string, got a list"),
+        ("      - name: payments\n        identifier: 7\n", 10,
+         "source shop, table payments: identifier must be a string, got a number"),
+        ("      - name: payments\n  - raw_shop\n", 10, "source 2: expected an object with a name, got a string"),
+        ("      - name: payments\n  - schema: raw\n", 10, "source 2: no name"),
+    ],
+)  # fmt: skip
+def test_a_source_entry_of_the_wrong_type_is_an_error_naming_it_and_the_others_are_read(
+    tmp_path, payments, line, problem
+) -> None:
+    project = _uncompiled_shop(
+        tmp_path, **{"models/sources.yml": SOURCES.replace("      - name: payments\n", payments)}
+    )
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    assert _errors(stderr) == [f"{project}/models/sources.yml:{line}: error: {problem}; skipped"]
+    assert "models/staging/stg_orders.sql:1 - public.stg_orders <- warehouse.raw.orders" in statements
+
+
+@pytest.mark.parametrize(
+    ("sources", "line", "problem"),
+    [
+        (SOURCES.replace("schema: raw", "schema: [raw]"), 5, "source shop: schema must be a string, got a list"),
+        (SOURCES.replace("database: warehouse", "database: {name: warehouse}"), 4,
+         "source shop: database must be a string, got an object"),
+        (SOURCES.split("\n      - ")[0] + " orders\n", 6, "source shop: tables must be a list, got a string"),
+        ("version: 2\nsources:\n  shop:\n    tables: []\n", 3, "sources must be a list, got an object"),
+    ],
+)  # fmt: skip
+def test_a_source_with_a_field_of_the_wrong_type_is_an_error_naming_it_and_its_tables_are_skipped(
+    tmp_path, sources, line, problem
+) -> None:
+    project = _uncompiled_shop(tmp_path, **{"models/sources.yml": sources})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    assert _errors(stderr) == [f"{project}/models/sources.yml:{line}: error: {problem}; skipped"]
+    assert "models/marts/rpt_big_spenders.sql:1 - public.rpt_big_spenders <- public.fct_customer_orders" in statements
+
+
+@pytest.mark.parametrize(
+    ("broken", "where", "problem"),
+    [
+        ("models:\n  - name: stg_orders\n   description: one space short\n", "3:4", ""),
+        ("models:\n  - name: stg\x01orders\n", "2:14", "unacceptable character #x0001"),
+        ("models: " + "[" * 2000 + "]" * 2000 + "\n", "1", ""),  # nested too deeply
+        ("models:\n  - name: !!int stg_orders\n", "2:11", "not a !!int value"),
+        ("models:\n  - docs: {show: !!bool maybe}\n", "2:18", "not a !!bool value"),
+    ],
+)
+def test_a_yml_file_that_is_not_yaml_is_an_error_at_its_line_and_column_and_the_rest_is_read(
+    tmp_path, broken, where, problem
+) -> None:
+    project = _uncompiled_shop(tmp_path, **{"models/staging/schema.yml": broken})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    [error] = _errors(stderr)
+    file = re.escape(f"{project}/models/staging/schema.yml")
+    assert re.fullmatch(rf"{file}:{where}(:\d+)?: error: not valid YAML: {re.escape(problem)}.*; skipped", error)
+    assert "models/staging/stg_customers.sql:1 - public.stg_customers <- warehouse.raw.customers" in statements
+
+
+def test_a_dbt_project_yml_that_is_not_yaml_is_an_error_and_the_defaults_are_used(tmp_path) -> None:
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": "name: shop\nmodel-paths: [models\n"})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    [error] = _errors(stderr)
+    assert re.fullmatch(
+        rf"{re.escape(str(project))}/dbt_project.yml:2:14: error: not valid YAML: .+; using the defaults", error
+    )
+    assert len(statements) == 5  # models/ is dbt's default model path
+
+
+@pytest.mark.parametrize(
+    ("setting", "problem"),
+    [
+        ("name: [shop]", "name must be a string, got a list; using shop"),
+        ("model-paths: 3", "model-paths must be a list of folders, got a number; using [models]"),
+        ("model-paths: [models, 3]", "each item of model-paths must be a string, got a number; using [models]"),
+        ("seed-paths: {seeds: true}", "seed-paths must be a list of folders, got an object; using [seeds]"),
+        ('model-paths: [models, "\\0"]', "model-paths: '\\x00' is no folder name; not read"),
+        ("vars: big_spender_threshold", "vars must be an object, got a string; not used"),
+        ("models: [shop]", "models must be an object, got a list; not used"),
+        ("models: {shop: table}", "models.shop must be an object, got a string; not used"),
+        (
+            "models: {shop: {marts: {+materialized: 3}}}",
+            "models.shop.marts.+materialized must be a string, got a number; not used",
+        ),
+    ],
+)
+def test_a_dbt_project_yml_setting_of_the_wrong_type_is_an_error_naming_it_and_its_default_is_used(
+    tmp_path, setting, problem
+) -> None:
+    key = setting.split(":")[0]
+    kept = [line for line in (DBT / "dbt_project.yml").read_text().split("\n\n") if not line.startswith(key)]
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": "\n\n".join([*kept, setting]) + "\n"})
+    line = _line_of(project / "dbt_project.yml", setting)
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    assert _errors(stderr) == [f"{project}/dbt_project.yml:{line}: error: {problem}"]
+    assert len(statements) >= 4
+    assert "models/staging/stg_orders.sql:1 - public.stg_orders <- warehouse.raw.orders" in statements
+
+
+SECRET = "AWS_SECRET=hunter2-SECRET 'unbalanced\n"
+
+
+def test_a_model_linked_to_a_file_outside_the_project_is_an_error_and_is_not_read(tmp_path) -> None:
+    project = _uncompiled_shop(tmp_path)
+    (tmp_path / "secret.env").write_text(SECRET)
+    (project / "models" / "leak.sql").symlink_to(tmp_path / "secret.env")
+    (project / "models" / "leak.yml").symlink_to(tmp_path / "secret.env")
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    assert _errors(stderr) == [
+        f"{project}/models/leak.sql: error: outside the dbt project {project}; not read",
+        f"{project}/models/leak.yml: error: outside the dbt project {project}; not read",
+    ]
+    assert "hunter2" not in "\n".join(stderr) and not any("leak.sql" in s for s in statements)
+    assert len(statements) == 5
+
+
+def test_model_paths_outside_the_project_are_an_error_and_are_not_searched(tmp_path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "leak.sql").write_text("select * from " + SECRET)
+    settings = (DBT / "dbt_project.yml").read_text().replace('["models"]', f'["models", "../elsewhere", "{outside}"]')
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": settings})
+    (project / "snapshots").symlink_to(outside)
+    line = _line_of(project / "dbt_project.yml", "model-paths")
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    assert _errors(stderr) == [
+        f"{project}/dbt_project.yml:{line}: error: model-paths: ../elsewhere is outside the dbt project {project};"
+        " not read",
+        f"{project}/dbt_project.yml:{line}: error: model-paths: {outside} is outside the dbt project {project};"
+        " not read",
+        f"{project}/dbt_project.yml:1: error: snapshot-paths: snapshots is outside the dbt project {project}; not read",
+    ]
+    assert "hunter2" not in "\n".join(stderr) and len(statements) == 5
+
+
+def test_root_lets_a_dbt_project_read_files_beside_it(tmp_path) -> None:
+    shared = tmp_path / "shared_models"
+    shared.mkdir()
+    (shared / "stg_refunds.sql").write_text("select order_id, amount from {{ source('shop', 'payments') }}\n")
+    project = _uncompiled_shop(tmp_path)
+    (project / "models" / "stg_refunds.sql").symlink_to(shared / "stg_refunds.sql")
+    code, stderr, statements = _harvest_files(project, "--root", str(tmp_path))
+    assert code == 0 and _errors(stderr) == []
+    assert "models/stg_refunds.sql:1 - public.stg_refunds <- warehouse.raw.payments" in statements
+    code, stderr, _ = _harvest_files(project, "--root", str(project / "models"))
+    assert _errors(stderr)[0] == f"{project}/dbt_project.yml: error: outside --root {project}/models; not read"
+
+
+def test_a_model_not_in_utf8_is_read_as_any_sql_file_and_a_yml_is_an_error(tmp_path) -> None:
+    project = _uncompiled_shop(tmp_path)
+    (project / "models" / "latin.sql").write_bytes(b"-- orders\n-- caf\xe9\nselect 1 as one\n")
+    (project / "models" / "latin.yml").write_bytes(b"version: 2\n# caf\xe9\n")
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    assert _errors(stderr) == [
+        f"{project}/models/latin.yml:2: error: not UTF-8 text: byte 0xe9 cannot be read; skipped"
+    ]
+    warning = f"{project}/models/latin.sql:2:7: warning: byte 0xe9 is not valid utf-8: such bytes are read as cp1252"
+    assert any(line.startswith(warning) for line in stderr)
+    assert len(statements) == 6
+
+
+def test_the_vars_of_dbt_project_yml_are_the_values_of_var(tmp_path) -> None:
+    settings = (
+        (DBT / "dbt_project.yml")
+        .read_text()
+        .replace(
+            "vars:\n",
+            "vars:\n  events_schema: landing\n  shop:\n    events_table: clicks\n  other_package:\n    x: 1\n",
+        )
+    )
+    model = "select * from {{ var('events_schema') }}.{{ var('events_table') }}\n"
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": settings, "models/stg_events.sql": model})
+    _, _, statements = _harvest_files(project)
+    assert "models/stg_events.sql:1 - public.stg_events <- landing.clicks" in statements
+    _, _, statements = _harvest_files(project, "--var", "events_schema=raw")  # the command line wins
+    assert "models/stg_events.sql:1 - public.stg_events <- raw.clicks" in statements
+
+
+def test_folder_configs_apply_under_a_nested_model_path(tmp_path) -> None:
+    settings = (DBT / "dbt_project.yml").read_text().replace('["models"]', '["dbt/models"]')
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": settings})
+    (project / "dbt").mkdir()
+    (project / "models").rename(project / "dbt" / "models")
+    loaded = load_dbt(project, "postgres")
+    kinds = {m.display.rsplit("/", 1)[-1]: m.sql.split(" AS ")[0] for m in loaded.models if m.sql}
+    assert kinds["stg_orders.sql"] == "CREATE VIEW stg_orders"
+    assert kinds["fct_customer_orders.sql"] == "CREATE TABLE fct_customer_orders"
+    assert loaded.issues == []
+
+
+@pytest.mark.parametrize("database", ["../..", "ware'house", "a;b", "a."])
+def test_a_source_whose_name_sqlglot_cannot_read_is_kept_as_written(tmp_path, database) -> None:
+    sources = SOURCES.replace("database: warehouse", f'database: "{database}"')
+    project = _uncompiled_shop(tmp_path, **{"models/sources.yml": sources})
+    code, _, _ = _harvest_files(project)
+    assert code == 0
+    assert f"{database}.raw.payments table" in read_store(project.parent / "graph.lin").datasets()
+
+
+def test_a_model_path_that_cannot_be_searched_is_an_error_naming_it(tmp_path) -> None:
+    settings = (DBT / "dbt_project.yml").read_text().replace('["models"]', f'["models", "{"m" * 300}"]')
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": settings})
+    (project / "models" / "archive.sql").mkdir()  # a folder, not a model
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and len(statements) == 5
+    assert _errors(stderr) == [f"{project}/{'m' * 300}: error: cannot search folder: File name too long; skipped"]
+
+
+def test_an_error_that_stops_the_harvest_is_one_line_however_long(tmp_path) -> None:
+    folder = tmp_path / ("not_a_dbt_project_" * 8)
+    folder.mkdir()
+    outcome = CliRunner().invoke(cli, ["harvest", "--dbt", str(folder), "--store", str(tmp_path / "g.lin")])
+    assert outcome.exit_code == 2
+    assert outcome.stderr.splitlines() == [
+        f"error: {folder}: no dbt manifest (target/manifest.json) and no dbt_project.yml"
+    ]
+
+
+def test_configs_nested_deeper_than_python_recurses_are_checked(tmp_path) -> None:
+    depth = 990  # libyaml reads up to 1,000 levels
+    settings = "name: shop\nmodels:\n  shop: " + "{a: " * depth + "{+materialized: 3}" + "}" * depth + "\n"
+    project = _uncompiled_shop(tmp_path, **{"dbt_project.yml": settings})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and len(statements) == 5
+    [error] = _errors(stderr)
+    assert error.startswith(f"{project}/dbt_project.yml:3: error: models.shop.a.a.")
+    assert error.endswith(".a.+materialized must be a string, got a number; not used")

@@ -61,6 +61,11 @@ def test_a_billion_laughs_is_refused_where_it_passes_the_limit(loader) -> None:
         ("a: 1\n b: 2\n", "f.yaml:2:3: not valid YAML: mapping values are not allowed"),
         ("a: [1, 2\n", "f.yaml:1:4: not valid YAML: "),  # never closed: where it opened
         ("a: *nowhere\n", "f.yaml:1:4: not valid YAML: found undefined alias"),
+        ("a: 1\nb: [c, d\x01]\n", "f.yaml:2:9: not valid YAML: unacceptable character #x0001"),
+        ("a: !!int x\n", "f.yaml:1:4: not valid YAML: not a !!int value"),
+        ('a: [!!int ""]\n', "f.yaml:1:5: not valid YAML: not a !!int value"),
+        ("a: {b: !!bool maybe}\n", "f.yaml:1:8: not valid YAML: not a !!bool value"),
+        ("a: !!timestamp x\n", "f.yaml:1:4: not valid YAML: not a !!timestamp value"),
     ],
 )
 def test_what_is_not_plain_yaml_is_one_line_with_its_place(loader, text, message) -> None:

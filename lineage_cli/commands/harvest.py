@@ -107,7 +107,7 @@ def run_harvest(
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
         variables, defaults = load_template_values(var_pairs, var_files)
         manifest = _load_manifest(manifest_file, manifest_root)
-        dbt = _load_dbt(dbt_path, dialect)
+        dbt = _load_dbt(dbt_path, dialect, manifest_root, encoding)
         profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
@@ -188,12 +188,12 @@ def _load_manifest(path: str | None, root: str | None) -> Manifest | None:
     return load_manifest(path, root)
 
 
-def _load_dbt(path: str | None, dialect: str | None) -> DbtProject | None:
+def _load_dbt(path: str | None, dialect: str | None, root: str | None, encoding: str | None) -> DbtProject | None:
     if path is None:
         return None
     from lineage_cli.harvest.inputs.dbt import load_dbt  # sqlglot: only a harvest of a dbt project pays for it up front
 
-    return load_dbt(path, dialect)
+    return load_dbt(path, dialect, root=root, encoding=encoding)
 
 
 def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import SqlglotError
 
-from lineage_cli.harvest.inputs.dbt_files import project_manifest
+from lineage_cli.harvest.inputs.dbt_files import ProjectFiles, project_manifest
 from lineage_cli.harvest.inputs.files import display_path
+from lineage_cli.harvest.inputs.json_types import json_type, type_name
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.sql.statements import Context
 from lineage_cli.model import Issue
@@ -58,7 +59,6 @@ _NODE_FIELDS: dict[str, type] = {
 _NODE_ITEMS: dict[str, type] = {"depends_on.nodes": str, "sources": list}  # lists whose items have one type
 _NEVER_NULL = ("resource_type", "language")  # strings; a node without a language is SQL
 _CATALOG_COLUMN: dict[str, type] = {"name": str, "type": str, "index": int}
-_JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "a list"))
 
 
 class DbtError(ValueError):
@@ -85,6 +85,7 @@ class DbtProject:
     datasets: list[str] = field(default_factory=list)  # sources and seeds
     catalog: SchemaCatalog | None = None
     issues: list[Issue] = field(default_factory=list)  # nodes skipped for fields of the wrong type
+    variables: dict[str, str] = field(default_factory=dict)  # dbt_project.yml's vars, for a project never compiled
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,22 +103,28 @@ class _Json:
         return Issue(display_path(self.path), line, message)
 
 
-def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
+def load_dbt(
+    path: str | Path, dialect: str | None = None, *, root: str | Path | None = None, encoding: str | None = None
+) -> DbtProject:
     """Read a dbt project directory, its ``target`` directory, or a ``manifest.json``; a project never compiled
-    from its own files (``dbt_files``), its names folded by ``dialect`` (its adapter is in no file)."""
-    manifest = _manifest(Path(path), dialect)
+    from its own files (``dbt_files``: every one inside ``root``, by default the project, its SQL in ``encoding``),
+    its names folded by ``dialect`` (its adapter is in no file)."""
+    manifest, files = _manifest(Path(path), dialect, Path(root) if root is not None else None, encoding)
     manifest_path = manifest.path
-    root = manifest_path.parent.parent if manifest_path.parent.name == "target" else manifest_path.parent
+    folder = manifest_path.parent.parent if manifest_path.parent.name == "target" else manifest_path.parent
     metadata = manifest.data.get("metadata") or {}
     if not isinstance(metadata, dict):
-        raise DbtError(f"{display_path(manifest_path)}: metadata must be an object, got {_json_type(metadata)}")
+        raise DbtError(f"{display_path(manifest_path)}: metadata must be an object, got {json_type(metadata)}")
     adapter = str(metadata.get("adapter_type") or "ansi")
     dialect = ADAPTER_DIALECTS.get(adapter, adapter)
     try:
         profile = load_profile(dialect)
     except ProfileError as error:
         raise DbtError(f"{display_path(manifest_path)}: adapter {adapter}: {error}") from None
-    project = DbtProject(root, dialect)
+    project = DbtProject(folder, dialect)
+    if files is not None:
+        project.issues.extend(files.issues)
+        project.variables.update(files.variables)
     nodes = {**_nodes(manifest, "nodes", project.issues), **_nodes(manifest, "sources", project.issues)}
     ctx = Context(profile)
     names = {uid: _relation(node, ctx) for uid, node in nodes.items()}
@@ -126,24 +133,27 @@ def load_dbt(path: str | Path, dialect: str | None = None) -> DbtProject:
         if kind in ("source", "seed") and names[uid]:
             project.datasets.append(names[uid])
         elif kind in ("model", "snapshot") and names[uid] and _materialized(node) != "ephemeral":
-            project.models.append(_model(uid, node, nodes, names, root))
+            project.models.append(_model(uid, node, nodes, names, folder))
     catalog_path = manifest_path.with_name("catalog.json")
     if catalog_path.is_file():
         project.catalog = _catalog(_read_json(catalog_path), names, profile, project.issues)
     return project
 
 
-def _manifest(path: Path, dialect: str | None) -> _Json:
+def _manifest(
+    path: Path, dialect: str | None, root: Path | None, encoding: str | None
+) -> tuple[_Json, ProjectFiles | None]:
     """The manifest of the project at ``path``, where it is (or would be); read from the project's files
-    (with ``dialect`` for its adapter) when it has none."""
+    (with ``dialect`` for its adapter, files under ``root`` in ``encoding``) when it has none, with what they hold
+    besides."""
     for candidate in (path, path / "manifest.json", path / "target" / "manifest.json"):
         if candidate.is_file():
-            return _read_json(candidate)
-    from_files = project_manifest(path) if path.is_dir() else None
+            return _read_json(candidate), None
+    from_files = project_manifest(path, root, encoding) if path.is_dir() else None
     if from_files is None:
         raise DbtError(f"{path}: no dbt manifest (target/manifest.json) and no dbt_project.yml")
-    from_files["metadata"]["adapter_type"] = dialect or "ansi"
-    return _Json(path / "target" / "manifest.json", from_files)
+    from_files.manifest["metadata"]["adapter_type"] = dialect or "ansi"
+    return _Json(path / "target" / "manifest.json", from_files.manifest), from_files
 
 
 def _read_json(path: Path) -> _Json:
@@ -163,7 +173,7 @@ def _section(document: _Json, name: str, issues: list[Issue]) -> dict[str, Any]:
     section = document.data.get(name) or {}
     if isinstance(section, dict):
         return section
-    issues.append(document.error(name, f"{name} must be an object by unique_id, got {_json_type(section)}; skipped"))
+    issues.append(document.error(name, f"{name} must be an object by unique_id, got {json_type(section)}; skipped"))
     return {}
 
 
@@ -182,21 +192,21 @@ def _nodes(manifest: _Json, name: str, issues: list[Issue]) -> dict[str, dict[st
 def _node_problem(node: object) -> str | None:
     """Why this module cannot read ``node``: it is not an object, or a field it reads has the wrong type."""
     if not isinstance(node, dict):
-        return f"expected an object, got {_json_type(node)}"
+        return f"expected an object, got {json_type(node)}"
     if "resource_type" not in node:
         return "no resource_type"
     for key in _NEVER_NULL:
         if key in node and not isinstance(node[key], str):
-            return f"{key} must be a string, got {_json_type(node[key])}"
+            return f"{key} must be a string, got {json_type(node[key])}"
     for dotted, kind in _NODE_FIELDS.items():
         value = _field(node, dotted)
         if value is not None and not isinstance(value, kind):
-            return f"{dotted} must be {_type_name(kind)}, got {_json_type(value)}"
+            return f"{dotted} must be {type_name(kind)}, got {json_type(value)}"
         item_kind = _NODE_ITEMS.get(dotted)
         if item_kind is not None and isinstance(value, list):
             wrong = [item for item in value if not isinstance(item, item_kind)]
             if wrong:
-                return f"each item of {dotted} must be {_type_name(item_kind)}, got {_json_type(wrong[0])}"
+                return f"each item of {dotted} must be {type_name(item_kind)}, got {json_type(wrong[0])}"
     return None
 
 
@@ -206,17 +216,6 @@ def _field(node: Mapping[str, Any], dotted: str) -> object:
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value
-
-
-def _json_type(value: object) -> str:
-    """The JSON name of a value's type, for messages."""
-    if value is None:
-        return "null"
-    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "an object")
-
-
-def _type_name(kind: type) -> str:
-    return next((name for known, name in _JSON_TYPES if known is kind), "an object")
 
 
 def _materialized(node: Mapping[str, Any]) -> str:
@@ -239,10 +238,20 @@ def _relation(node: Mapping[str, Any], ctx: Context) -> str | None:
     text = _relation_text(node)
     if text is None:
         return None
-    try:
-        return ctx.table_name(exp.to_table(text, dialect=ctx.profile.sqlglot_dialect))
-    except ParseError:
+    table = _table(text, ctx)
+    if table is None:
         return ".".join(ctx.profile.fold(part) for part in text.split("."))
+    return ctx.table_name(table)
+
+
+def _table(text: str, ctx: Context) -> exp.Table | None:
+    """``text`` as sqlglot reads a table name; None when it reads none (``x'``, ``a;b``, ``../..``, ``a..b``)."""
+    try:
+        table = exp.to_table(text, dialect=ctx.profile.sqlglot_dialect)
+    except (SqlglotError, ValueError, TypeError):
+        return None
+    parts = (table.args.get("db"), table.args.get("catalog"))
+    return table if all(part is None or isinstance(part, exp.Identifier) for part in parts) else None
 
 
 def _model(
@@ -327,15 +336,15 @@ def _catalog(
 def _catalog_problem(entry: object) -> str | None:
     """Why a catalog entry's columns cannot be read: ``{"columns": {NAME: {"name", "type", "index"}}}``."""
     if entry is not None and not isinstance(entry, dict):
-        return f"expected an object, got {_json_type(entry)}"
+        return f"expected an object, got {json_type(entry)}"
     columns = (entry or {}).get("columns")
     if columns is not None and not isinstance(columns, dict):
-        return f"columns must be an object, got {_json_type(columns)}"
+        return f"columns must be an object, got {json_type(columns)}"
     for key, column in (columns or {}).items():
         if not isinstance(column, dict):
-            return f"column {key} must be an object, got {_json_type(column)}"
+            return f"column {key} must be an object, got {json_type(column)}"
         for field_name, kind in _CATALOG_COLUMN.items():
             value = column.get(field_name)
             if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-                return f"column {key}: {field_name} must be {_type_name(kind)}, got {_json_type(value)}"
+                return f"column {key}: {field_name} must be {type_name(kind)}, got {json_type(value)}"
     return None

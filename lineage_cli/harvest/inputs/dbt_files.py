@@ -6,65 +6,327 @@ same as for a manifest's uncompiled models: each model's ``raw_code`` rendered w
 its name (or ``config(alias=..., schema=...)``) in the default schema, since the target schema is in the
 user's profiles.yml; materializations come from ``config(materialized=...)`` and the ``+materialized``
 of ``dbt_project.yml``; an ephemeral model is read as a view (dbt would inline it); ``depends_on`` is
-every ``ref`` and ``source`` the raw code calls.
+every ``ref`` and ``source`` the raw code calls.  The single values of ``dbt_project.yml``'s ``vars``
+(and of its ``vars: {project: ...}``) are the values of ``var()``.
+
+A project from a pull request must not make the harvest read other files: every file read, and every
+folder searched, must be inside the project's folder (or the ``root`` it is read with), symlinks
+resolved; anything else is an error naming it, and is not opened.  Models and snapshots are read as
+every SQL file is (``sql_text``); a ``.yml`` that is not UTF-8 or not YAML (``yamlsafe``), a key of
+``dbt_project.yml`` or a source entry of the wrong type is an error at its line naming it: the key's
+default is used, the entry or file is skipped, and the rest of the project is read.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage_cli.yamlsafe import load
+import yaml
+
+from lineage_cli.harvest.inputs.files import display_path, inside
+from lineage_cli.harvest.inputs.json_types import json_type
+from lineage_cli.harvest.inputs.sql_text import decode_sql
+from lineage_cli.harvest.templates.placeholders import SINGLE_VALUES, template_values
+from lineage_cli.model import Issue
+from lineage_cli.yamlsafe import YamlError, compose, construct
 
 # `ref('name')`, `ref('package', 'name')`, `source('source', 'table')`, `config(materialized='table', ...)`
 _REF = re.compile(r"\bref\s*\(\s*(?:['\"][^'\"]+['\"]\s*,\s*)?['\"]([^'\"]+)['\"]")
 _SOURCE = re.compile(r"\bsource\s*\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
 _CONFIG_VALUE = r"\b{key}\s*=\s*['\"]([^'\"]+)['\"]"
 _SNAPSHOT = re.compile(r"{%-?\s*snapshot\s+(\w+)\s*-?%}(.*?){%-?\s*endsnapshot\s*-?%}", re.DOTALL)
+_FOLDERS = {"model-paths": "models", "seed-paths": "seeds", "snapshot-paths": "snapshots"}  # key -> dbt's default
+# The strings a source and a source's table may give besides their names.
+_SOURCE_TEXT, _TABLE_TEXT = ("schema", "database"), ("identifier",)
 
 
-def project_manifest(root: Path) -> dict[str, Any] | None:
-    """The manifest parts of the dbt project at ``root`` (its ``dbt_project.yml``), None if it is none."""
-    settings = _yaml(root / "dbt_project.yml")
-    if not isinstance(settings, dict):
+@dataclass(slots=True)
+class ProjectFiles:
+    """The manifest parts read from a project's files, the values of its ``vars``, and what was wrong."""
+
+    manifest: dict[str, Any]
+    variables: dict[str, str] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Yaml:
+    """A YAML file as read: its data, and its nodes, which know the line of every value."""
+
+    display: str
+    data: Any
+    node: yaml.Node | None = None
+
+    def line(self, *keys: str | int) -> int:
+        """The line of the value at ``keys`` (mapping keys, list indexes), else of its deepest parent found."""
+        node = self.node
+        line = node.start_mark.line + 1 if node is not None else 1
+        for key in keys:
+            node = _child(node, key)
+            if node is None:
+                break
+            line = node.start_mark.line + 1
+        return line
+
+
+def project_manifest(project: Path, root: Path | None = None, encoding: str | None = None) -> ProjectFiles | None:
+    """The manifest parts of the dbt project at ``project`` (its ``dbt_project.yml``), None if it is none; every
+    file read must be under ``root`` (by default, the project's folder), SQL files in ``encoding`` (``sql_text``)."""
+    if not (project / "dbt_project.yml").is_file():
         return None
-    project = str(settings.get("name") or root.name)
+    reader = _Reader(project, Path(root or project).resolve(), root is not None, encoding)
+    settings = reader.settings()
+    name = reader.project_name(settings)
     nodes: dict[str, dict[str, Any]] = {}
-    for folder in _paths(settings, "model-paths", "models"):
-        for path in sorted((root / folder).rglob("*.sql")):
-            nodes[f"model.{project}.{path.stem}"] = _model(root, path, project, settings)
-        for path in sorted((root / folder).rglob("*.yml")):
-            nodes.update(_sources(project, _yaml(path)))
-    for folder in _paths(settings, "seed-paths", "seeds"):
-        for path in sorted((root / folder).rglob("*.csv")):
-            nodes[f"seed.{project}.{path.stem}"] = {"resource_type": "seed", "name": path.stem}
-    for folder in _paths(settings, "snapshot-paths", "snapshots"):
-        for path in sorted((root / folder).rglob("*.sql")):
-            nodes.update(_snapshots(root, path, project))
-    return {"metadata": {"adapter_type": "ansi"}, "nodes": _with_dependencies(nodes, project)}
+    models = reader.models_config(settings, name)
+    for folder in reader.folders(settings, "model-paths"):
+        found = reader.files(folder, ".sql", ".yml")
+        for path in (path for path in found if path.suffix == ".sql"):
+            if (code := reader.sql(path)) is not None:
+                nodes[f"model.{name}.{path.stem}"] = _model(project, folder, path, code, models)
+        for path in (path for path in found if path.suffix == ".yml"):
+            if (properties := reader.yaml(path, "skipped")) is not None:
+                nodes.update(reader.sources(properties, name))
+    for folder in reader.folders(settings, "seed-paths"):
+        for path in reader.files(folder, ".csv"):  # never opened: a seed is its name
+            nodes[f"seed.{name}.{path.stem}"] = {"resource_type": "seed", "name": path.stem}
+    for folder in reader.folders(settings, "snapshot-paths"):
+        for path in reader.files(folder, ".sql"):
+            if (text := reader.sql(path)) is not None:
+                nodes.update(_snapshots(project, path, text, name))
+    manifest = {"metadata": {"adapter_type": "ansi"}, "nodes": _with_dependencies(nodes, name)}
+    return ProjectFiles(manifest, reader.variables(settings, name), reader.issues)
 
 
-def _yaml(path: Path) -> Any:  # noqa: ANN401 - whatever the file holds
-    """The data of a project file; None when it cannot be read.  A file that is not plain YAML (an alias
-    bomb, a ``!!python`` tag) raises ``YamlError``: dbt itself would refuse the project."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    return load(text, str(path))
+@dataclass(slots=True)
+class _Reader:
+    """Reads a project's files, inside ``root`` only, and keeps what was wrong with them."""
+
+    project: Path
+    root: Path  # real path
+    given: bool  # root is --root, not the project's folder
+    encoding: str | None  # --encoding, for models and snapshots
+    issues: list[Issue] = field(default_factory=list)
+
+    def error(self, document: _Yaml, keys: tuple[str | int, ...], message: str) -> None:
+        self.issues.append(Issue(document.display, document.line(*keys), message))
+
+    def outside(self) -> str:
+        folder = "--root" if self.given else "the dbt project"
+        return f"outside {folder} {display_path(self.root)}; not read"
+
+    def _bytes(self, path: Path, fallback: str) -> bytes | None:
+        """What a project file holds; None, and an error ending in ``fallback``, when it is outside the root or
+        cannot be read."""
+        if not inside(path, self.root):
+            self.issues.append(Issue(display_path(path), 0, self.outside()))
+            return None
+        try:
+            return path.read_bytes()
+        except OSError as error:
+            self.issues.append(Issue(display_path(path), 0, f"cannot read file: {error.strerror or error}; {fallback}"))
+            return None
+
+    def sql(self, path: Path) -> str | None:
+        """The text of a model or snapshot, read as every SQL file is (``sql_text``), or None."""
+        data = self._bytes(path, "skipped")
+        if data is None:
+            return None
+        text, warnings = decode_sql(data, display_path(path), self.encoding)
+        self.issues.extend(warnings)
+        return text
+
+    def yaml(self, path: Path, fallback: str) -> _Yaml | None:
+        """A YAML file of the project; None, and an error ending in ``fallback``, when it cannot be read."""
+        data = self._bytes(path, fallback)
+        if data is None:
+            return None
+        display = display_path(path)
+        try:
+            text = data.decode("utf-8-sig")  # as dbt reads it
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            message = f"not UTF-8 text: byte 0x{data[error.start]:02x} cannot be read; {fallback}"
+            self.issues.append(Issue(display, line, message))
+            return None
+        try:
+            node = compose(text, display)
+            return _Yaml(display, None if node is None else construct(node, display), node)
+        except YamlError as error:
+            self.issues.append(Issue(display, error.line, f"{error.problem}; {fallback}", error.column))
+            return None
+
+    def settings(self) -> _Yaml:
+        """``dbt_project.yml``: an object of settings, {} (and an error) when it is not one."""
+        settings = self.yaml(self.project / "dbt_project.yml", "using the defaults")
+        if settings is None or isinstance(settings.data, dict):
+            return settings or _Yaml(display_path(self.project / "dbt_project.yml"), {})
+        message = f"expected an object of project settings, got {json_type(settings.data)}; using the defaults"
+        self.error(settings, (), message)
+        return _Yaml(settings.display, {})
+
+    def project_name(self, settings: _Yaml) -> str:
+        """``name``, else (and an error, when it is there but no name) the folder's name."""
+        name = settings.data.get("name")
+        if isinstance(name, str) and name:
+            return name
+        if "name" in settings.data:
+            problem = "name is empty" if name == "" else f"name must be a string, got {json_type(name)}"
+            self.error(settings, ("name",), f"{problem}; using {self.project.name}")
+        return self.project.name
+
+    def files(self, folder: Path, *suffixes: str) -> list[Path]:
+        """The files under ``folder`` whose names end in one of ``suffixes``, sorted (a folder named ``x.sql`` is
+        none); none, and an error, when it cannot be searched."""
+        try:
+            return sorted(path for path in folder.rglob("*") if path.suffix in suffixes and not path.is_dir())
+        except OSError as error:
+            self.issues.append(Issue(display_path(folder), 0, f"cannot search folder: {error.strerror}; skipped"))
+            return []
+
+    def folders(self, settings: _Yaml, key: str) -> list[Path]:
+        """The folders of ``model-paths`` (or another ``*-paths`` key) that are inside the root."""
+        default = _FOLDERS[key]
+        value = settings.data.get(key)
+        if value is None:
+            value = [default]
+        elif not isinstance(value, list):
+            self.error(settings, (key,), f"{key} must be a list of folders, got {json_type(value)}; using [{default}]")
+            value = [default]
+        elif wrong := [item for item in value if not isinstance(item, str)]:
+            message = f"each item of {key} must be a string, got {json_type(wrong[0])}; using [{default}]"
+            self.error(settings, (key,), message)
+            value = [default]
+        folders = []
+        for index, name in enumerate(value):
+            folder = self.project / name
+            if "\0" in name:
+                self.error(settings, (key, index), f"{key}: {name!r} is no folder name; not read")
+            elif inside(folder, self.root):
+                folders.append(folder)
+            else:
+                self.error(settings, (key, index), f"{key}: {name} is {self.outside()}")
+        return folders
+
+    def models_config(self, settings: _Yaml, project: str) -> Mapping[str, Any]:
+        """``models: {project: ...}``, its configs of the wrong type reported (they are not used)."""
+        models = settings.data.get("models")
+        if models is None:
+            return {}
+        if not isinstance(models, dict):
+            self.error(settings, ("models",), f"models must be an object, got {json_type(models)}; not used")
+            return {}
+        config = models.get(project)
+        if config is not None and not isinstance(config, dict):
+            message = f"models.{project} must be an object, got {json_type(config)}; not used"
+            self.error(settings, ("models", project), message)
+            return {}
+        self._check_materialized(settings, ("models", project), config or {})
+        return config or {}
+
+    def _check_materialized(self, settings: _Yaml, keys: tuple[str, ...], level: Mapping[str, Any]) -> None:
+        pending = [(keys, level)]
+        for keys, level in pending:  # grows as it goes: no recursion, as YAML nests deeper than Python recurses
+            for key, value in level.items():
+                if isinstance(value, dict) and key != "+materialized":
+                    pending.append(((*keys, str(key)), value))
+                elif key in ("+materialized", "materialized") and not isinstance(value, str):
+                    message = f"{'.'.join((*keys, key))} must be a string, got {json_type(value)}; not used"
+                    self.error(settings, (*keys, key), message)
+
+    def variables(self, settings: _Yaml, project: str) -> dict[str, str]:
+        """The single values of ``vars``, those of ``vars: {project: ...}`` winning; a list or an object (another
+        package's vars) has no value a template could be given."""
+        found = settings.data.get("vars")
+        if found is None:
+            return {}
+        if not isinstance(found, dict):
+            self.error(settings, ("vars",), f"vars must be an object, got {json_type(found)}; not used")
+            return {}
+        scoped = found.get(project)
+        values = {**found, **(scoped if isinstance(scoped, dict) else {})}
+        return template_values({k: v for k, v in values.items() if isinstance(v, SINGLE_VALUES)}, "vars")
+
+    def sources(self, properties: _Yaml, project: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The source nodes of a properties file (``sources:``); each entry of the wrong type is an error."""
+        if properties.data is None:
+            return
+        if not isinstance(properties.data, dict):
+            message = f"expected an object of dbt properties, got {json_type(properties.data)}; skipped"
+            self.error(properties, (), message)
+            return
+        sources = properties.data.get("sources")
+        if sources is not None and not isinstance(sources, list):
+            self.error(properties, ("sources",), f"sources must be a list, got {json_type(sources)}; skipped")
+            return
+        for index, source in enumerate(sources or []):
+            keys: tuple[str | int, ...] = ("sources", index)
+            name = self._entry(properties, keys, source, "source", _SOURCE_TEXT)
+            if name is None:
+                continue
+            tables = source.get("tables")
+            if tables is not None and not isinstance(tables, list):
+                message = f"source {name}: tables must be a list, got {json_type(tables)}; skipped"
+                self.error(properties, (*keys, "tables"), message)
+                continue
+            for number, table in enumerate(tables or []):
+                where = (*keys, "tables", number)
+                table_name = self._entry(properties, where, table, f"source {name}, table", _TABLE_TEXT)
+                if table_name is None:
+                    continue
+                yield (
+                    f"source.{project}.{name}.{table_name}",
+                    {
+                        "resource_type": "source",
+                        "source_name": name,
+                        "name": table_name,
+                        "identifier": table.get("identifier") or table_name,
+                        "schema": source.get("schema") or name,
+                        "database": source.get("database"),
+                    },
+                )
+
+    def _entry(
+        self, document: _Yaml, keys: tuple[str | int, ...], entry: object, label: str, texts: tuple[str, ...]
+    ) -> str | None:
+        """The name of a source (or table) entry, an object with a string ``name`` and strings under ``texts``;
+        None, and an error naming the entry (by its name, else its place), when it is not one."""
+        what = f"{label} {int(keys[-1]) + 1}"  # the entry's place in its list, until its name is known
+        if not isinstance(entry, dict):
+            self.error(document, keys, f"{what}: expected an object with a name, got {json_type(entry)}; skipped")
+            return None
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            problem = "no name" if name is None else f"name must be a string, got {json_type(name)}"
+            self.error(document, (*keys, "name") if "name" in entry else keys, f"{what}: {problem}; skipped")
+            return None
+        for key in texts:
+            value = entry.get(key)
+            if value is not None and not isinstance(value, str):
+                message = f"{label} {name}: {key} must be a string, got {json_type(value)}; skipped"
+                self.error(document, (*keys, key), message)
+                return None
+        return name
 
 
-def _paths(settings: Mapping[str, Any], key: str, default: str) -> list[str]:
-    paths = settings.get(key) or [default]
-    return [str(p) for p in paths] if isinstance(paths, list) else [default]
+def _child(node: yaml.Node | None, key: str | int) -> yaml.Node | None:
+    """The value node under a mapping key (the last, as YAML's last duplicate wins) or a list index."""
+    if isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+        return node.value[key] if key < len(node.value) else None
+    if isinstance(node, yaml.MappingNode):
+        found = [value for name, value in node.value if isinstance(name, yaml.ScalarNode) and name.value == str(key)]
+        return found[-1] if found else None
+    return None
 
 
-def _model(root: Path, path: Path, project: str, settings: Mapping[str, Any]) -> dict[str, Any]:
-    code = path.read_text(encoding="utf-8")
-    folders = path.relative_to(root).parts[1:-1]  # under the model path
-    materialized = _config(code, "materialized") or _project_config(settings, project, folders, "materialized")
+def _model(project: Path, folder: Path, path: Path, code: str, models: Mapping[str, Any]) -> dict[str, Any]:
+    folders = path.relative_to(folder).parts[:-1]  # under the model path, as dbt_project.yml's models: names them
+    materialized = _config(code, "materialized") or _project_config(models, folders, "materialized")
     if materialized == "ephemeral":
         materialized = "view"  # dbt inlines it; read on its own, it is a view its dependents read
     return {
@@ -72,7 +334,7 @@ def _model(root: Path, path: Path, project: str, settings: Mapping[str, Any]) ->
         "name": path.stem,
         "alias": _config(code, "alias"),
         "schema": _config(code, "schema"),
-        "original_file_path": str(path.relative_to(root)),
+        "original_file_path": os.path.relpath(path, project),
         "raw_code": code,
         "language": "sql",
         "config": {"materialized": materialized or "view"},
@@ -84,47 +346,31 @@ def _config(code: str, key: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _project_config(settings: Mapping[str, Any], project: str, folders: tuple[str, ...], key: str) -> str | None:
-    """``models: {project: {folder: {+key: value}}}`` of dbt_project.yml, the deepest folder's winning."""
-    level = (settings.get("models") or {}).get(project) or {}
+def _project_config(level: Mapping[str, Any], folders: tuple[str, ...], key: str) -> str | None:
+    """``+key`` (or ``key``, when it is no folder) of dbt_project.yml's ``models: {project: ...}``, the deepest
+    folder's winning; a value that is not a string is not used (``_Reader.models_config`` reported it)."""
     value = None
     for folder in ("", *folders):
         level = level.get(folder) if folder else level
         if not isinstance(level, dict):
             break
-        value = level.get(f"+{key}", level.get(key, value))
-    return str(value) if value is not None else None
+        for found in (level.get(f"+{key}"), level.get(key)):
+            if isinstance(found, str):
+                value = found
+                break
+    return value
 
 
-def _sources(project: str, data: Any) -> Iterator[tuple[str, dict[str, Any]]]:  # noqa: ANN401 - a yml file
-    sources = data.get("sources") if isinstance(data, dict) else None
-    for source in sources if isinstance(sources, list) else []:
-        name = str(source.get("name"))
-        for table in source.get("tables") or []:
-            yield (
-                f"source.{project}.{name}.{table.get('name')}",
-                {
-                    "resource_type": "source",
-                    "source_name": name,
-                    "name": table.get("name"),
-                    "identifier": table.get("identifier") or table.get("name"),
-                    "schema": source.get("schema") or name,
-                    "database": source.get("database"),
-                },
-            )
-
-
-def _snapshots(root: Path, path: Path, project: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    text = path.read_text(encoding="utf-8")
+def _snapshots(project: Path, path: Path, text: str, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
     for match in _SNAPSHOT.finditer(text):
         # the body keeps its lines: the text before it is blanked, not cut
         body = re.sub(r"[^\n]", " ", text[: match.start(2)]) + match.group(2)
         yield (
-            f"snapshot.{project}.{match.group(1)}",
+            f"snapshot.{name}.{match.group(1)}",
             {
                 "resource_type": "snapshot",
                 "name": match.group(1),
-                "original_file_path": str(path.relative_to(root)),
+                "original_file_path": os.path.relpath(path, project),
                 "raw_code": body,
                 "language": "sql",
                 "config": {"materialized": "snapshot"},

@@ -74,6 +74,12 @@ def _sql_under(directory: str, real: str, issues: list[Issue]) -> Iterator[SqlFi
             issues.append(Issue(display_path(path), 0, message, level="warning"))
 
 
+def inside(path: str | os.PathLike[str], root: Path) -> bool:
+    """Whether ``path``, symlinks resolved, is ``root`` or below it (a real path): a file a harvest is told to
+    read by a manifest or a dbt project must not lead it elsewhere."""
+    return Path(path).resolve().is_relative_to(root)
+
+
 def display_path(path: str | os.PathLike[str]) -> str:
     """Paths are shown relative to the working directory when they are under it.
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from lineage_cli.harvest.inputs.files import display_path
+from lineage_cli.harvest.inputs.files import display_path, inside
 from lineage_cli.harvest.templates.placeholders import read_vars_file, template_values
 from lineage_cli.model import Issue
 from lineage_cli.yamlsafe import compose, construct
@@ -128,7 +128,7 @@ def _top_level(data: Mapping[str, Any], manifest: Manifest) -> None:
     manifest.dialect = str(data["dialect"]) if data.get("dialect") else None
     if data.get("vars_file"):
         vars_path = manifest.path.parent / str(data["vars_file"])
-        if not _inside(vars_path, manifest.root):
+        if not inside(vars_path, manifest.root):
             raise ManifestError(f"{manifest.display}: vars_file {data['vars_file']}: {_outside(manifest)}")
         try:
             manifest.variables, manifest.defaults = read_vars_file(vars_path)
@@ -185,7 +185,7 @@ def _entry(row: object, line: int, sql_line: int | None, manifest: Manifest) -> 
     if sql_file:
         path = manifest.path.parent / str(sql_file)
         fallback = "; using its declared lineage" if targets else ""
-        if not _inside(path, manifest.root):
+        if not inside(path, manifest.root):
             problem(f"sql_file {sql_file}: {_outside(manifest)}{fallback}")
             path = None
         elif not path.is_file():
@@ -206,11 +206,6 @@ def _entry(row: object, line: int, sql_line: int | None, manifest: Manifest) -> 
         variables=variables,
         defaults=defaults,
     )
-
-
-def _inside(path: Path, root: Path) -> bool:
-    """Whether ``path``, symlinks resolved, is ``root`` or below it (a real path)."""
-    return path.resolve().is_relative_to(root)
 
 
 def _outside(manifest: Manifest) -> str:

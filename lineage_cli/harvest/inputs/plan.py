@@ -7,8 +7,9 @@ re-parse its file when they change.  A unit may carry the ``Step`` its manifest 
 with no SQL at all is kept apart, its declared lineage is all there is.
 
 Precedence: variables and defaults from the command line win over a manifest entry's, which win
-over the manifest's (``vars_file``, then ``vars``).  The dialect is a file's ``-- dialect:`` line,
-else the entry's, else ``--dialect``, else the manifest's; a dbt model's is its adapter's.
+over the manifest's (``vars_file``, then ``vars``); they win over a dbt project's ``vars`` too.  The
+dialect is a file's ``-- dialect:`` line, else the entry's, else ``--dialect``, else the manifest's; a
+dbt model's is its adapter's.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def _plan_dbt(plan: Plan, dbt: DbtProject, base: HarvestOptions) -> None:
         if model.sql is None:
             plan.bare_steps.append(step)
             continue
-        options = replace(base, dialect=dbt.dialect, relations=model.relations)
+        options = replace(_with_layers(base, None, dbt.variables, {}), dialect=dbt.dialect, relations=model.relations)
         plan.units.append(Unit(model.display, options, text=model.sql, step=step))
 
 

@@ -34,7 +34,14 @@ from jinja2.ext import Extension
 from jinja2.parser import Parser
 from jinja2.runtime import Undefined
 
-from lineage_cli.harvest.templates.budget import LIMITS, BudgetedSandbox, BudgetExceeded, Limits, meter, metered
+from lineage_cli.harvest.templates.budget import (
+    LIMITS,
+    BudgetedSandbox,
+    BudgetExceeded,
+    Limits,
+    meter,
+    metered,
+)
 from lineage_cli.harvest.templates.placeholders import JINJA_OPEN
 
 _CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}

@@ -110,7 +110,7 @@ def read_vars_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[s
 
 
 # What a YAML value may be to stand for a variable: its text is what is substituted.
-_SINGLE_VALUES = (str, int, float, datetime.date, type(None))
+SINGLE_VALUES = (str, int, float, datetime.date, type(None))
 
 
 def template_values(mapping: Mapping[object, object], where: str) -> dict[str, str]:
@@ -126,7 +126,7 @@ def template_values(mapping: Mapping[object, object], where: str) -> dict[str, s
     ValueError: vars.yaml: variable 'dbs': expected a single value (text, number, true/false, date or null), got a list
     """
     for name, value in mapping.items():
-        if not isinstance(value, _SINGLE_VALUES):
+        if not isinstance(value, SINGLE_VALUES):
             expected = "a single value (text, number, true/false, date or null)"
             kind = (
                 "mapping" if isinstance(value, Mapping) else "list" if isinstance(value, list) else type(value).__name__
