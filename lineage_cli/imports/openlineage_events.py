@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage_cli.emit.openlineage import DATASET_TYPES, DIRECT_SUBTYPES, EDGE_FACET, INDIRECT_SUBTYPES, STATEMENT_FACET
+from lineage_cli.facets import DATASET_TYPES, DIRECT_SUBTYPES, EDGE_FACET, INDIRECT_SUBTYPES, STATEMENT_FACET
 from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, quoted
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 
