@@ -556,7 +556,8 @@ def export(
       lineage export --event-time 2024-01-31T06:00:00Z | head -1
       lineage export mart.sales_daily --direction up -o sales_daily.json
     """
-    from lineage_cli.commands.export import Scope, run_export
+    from lineage_cli.commands.export import run_export
+    from lineage_cli.walk.scope import Scope
 
     scope = Scope(name, direction, walkplan, frozenset(args)) if name else None
     sys.exit(run_export(store, output, namespace, job_namespace, event_time, scope))
@@ -572,7 +573,7 @@ def stats(store: str, verify: bool) -> None:
     Example:
       lineage stats --store .lineage/graph.lin
     """
-    from lineage_cli.store.stats import run_stats
+    from lineage_cli.commands.stats import run_stats
 
     sys.exit(run_stats(store, verify=verify))
 
