@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.3.0"
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lineage_cli.store.reader import Store
+    from lineage_cli.walk.lineage_store import LineageStore
 
 __all__ = ["__version__", "open_store", "parse_sql"]
 
@@ -25,8 +25,8 @@ def parse_sql(sql: str, **options: Any) -> dict[str, Any]:
     return _parse_sql(sql, **options)
 
 
-def open_store(path: str) -> Store:
-    """Open a store file written by ``lineage harvest``."""
-    from lineage_cli.store.reader import open_store as _open_store
+def open_store(path: str) -> LineageStore:
+    """Open a store file written by ``lineage harvest``, for queries (``store.up(name)``, ``store.down(name)``)."""
+    from lineage_cli.walk.lineage_store import LineageStore
 
-    return _open_store(path)
+    return LineageStore(path)

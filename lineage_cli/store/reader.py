@@ -15,7 +15,7 @@ import sys
 import zlib
 from bisect import bisect_right
 from collections.abc import Iterable
-from functools import cached_property, partialmethod
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lineage_cli.model import NodeKind
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import numpy as np
-
-    from lineage_cli.walk.result import LineageResult
-    from lineage_cli.walk.walkplan import WalkPlan
 
 # Below this size the body checksum is verified on open; above it, `lineage stats --verify` does it,
 # because a full pass would make opening cost O(size) instead of O(1).
@@ -235,29 +232,6 @@ class Store:
             # Later hits in this name add nothing; a hit running past its end is not in it (nor are later ones).
             position = mapped.find(literal, at + offsets[node + 1], end)
         return [node for node in found if mapped.find(literal, at + offsets[node], at + offsets[node + 1]) >= 0]
-
-    # -- queries -------------------------------------------------------------------------------------
-    def lineage(
-        self,
-        direction: str,
-        name_or_pattern: str,
-        depth: int | None = None,
-        walkplan: WalkPlan | str | None = None,
-        *,
-        args: Iterable[str] = (),
-        show_transformations: bool = False,
-        predicates: bool = False,
-    ) -> LineageResult:
-        """Everything ``direction`` ("up" or "down") of the named nodes (a name, a name without its schema,
-        or a LIKE pattern): what ``lineage up`` / ``lineage down`` print.  ``walkplan`` is a built-in plan's
-        name, a plan file or a ``WalkPlan``; ``args`` turns on its rules marked ``when_arg``."""
-        from lineage_cli.walk.query import lineage
-
-        shown = (show_transformations, predicates)
-        return lineage(self, name_or_pattern, direction, depth, *shown, walkplan, frozenset(args))
-
-    up = partialmethod(lineage, "up")  # store.up(name_or_pattern, depth=None, walkplan=None, ...)
-    down = partialmethod(lineage, "down")
 
 
 def like_regex(pattern: str) -> re.Pattern[str]:
