@@ -1,0 +1,37 @@
+"""Dialect profiles: every sqlglot dialect has one, and choosing one imports no sqlglot."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from sqlglot.dialects import DIALECTS
+from sqlglot.dialects.dialect import Dialect
+
+from lineage_cli.profiles import SQLGLOT_DIALECTS, ProfileError, load_profile
+from tests.conftest import REPO
+
+
+def test_the_written_out_dialects_are_the_installed_sqlglots() -> None:
+    assert {name.lower() for name in DIALECTS} == SQLGLOT_DIALECTS
+    for name in SQLGLOT_DIALECTS:
+        Dialect.get_or_raise(name)  # each parses
+
+
+def test_a_sqlglot_dialect_without_a_profile_gets_the_ansi_facts_and_its_parser() -> None:
+    profile = load_profile("SQLite")
+    assert (profile.name, profile.sqlglot_dialect) == ("sqlite", "sqlite")
+    assert profile.case_folding == load_profile("ansi").case_folding
+
+
+def test_an_unknown_dialect_names_the_profiles() -> None:
+    with pytest.raises(ProfileError, match=r"unknown dialect 'nosuchsql'; profiles: ansi, bigquery"):
+        load_profile("nosuchsql")
+
+
+def test_choosing_a_profile_imports_no_sqlglot() -> None:
+    probe = "import sys; from lineage_cli.profiles import load_profile; load_profile('sqlite')\n"
+    probe += "print('sqlglot' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO)
+    assert run.stdout.strip() == "False"
