@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.imports import edge_lists
-from lineage_cli.imports.builder import MAX_NAME_CHARS, ImportError_, import_file
+from lineage_cli.imports.builder import MAX_NAME_CHARS, ImportError_
+from lineage_cli.imports.reader import import_file
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store import writer
 from lineage_cli.store.arrays import sort_order

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from lineage_cli import __version__
-from lineage_cli.imports.builder import Imported, ImportError_, format_from_suffix, import_file
+from lineage_cli.imports.builder import ImportError_
+from lineage_cli.imports.reader import Imported, format_from_suffix, import_file
 from lineage_cli.model import Issue, NodeKind
 from lineage_cli.store.arrays import GraphArrays, from_store, merge
 from lineage_cli.store.layout import StoreError, StoreWriteError

@@ -1,6 +1,7 @@
-"""Imports stage: lineage that was not harvested here (edge lists, Hive LineageLogger output, OpenLineage
-events) read into the store's arrays.  No sqlglot: an import parses no SQL.
+"""Imports stage: lineage that was not harvested here read into the store's arrays.  No sqlglot: an import
+parses no SQL.
 
-``builder.py`` interns names into arrays and reads Hive's records, ``edge_lists.py`` reads csv, tsv and
-jsonl rows, ``openlineage_events.py`` reads OpenLineage run and job events.
+``reader.py`` picks the reader for a format, ``builder.py`` interns names into arrays, ``edge_lists.py``
+reads csv, tsv and jsonl rows, ``hive.py`` Hive LineageLogger records, ``openlineage_events.py``
+OpenLineage run and job events.
 """

@@ -1,37 +1,29 @@
-"""Import lineage that was not harvested here: edge lists, Hive LineageLogger output, OpenLineage events.
+"""The arrays an import builds: names interned into ids, edges appended in bulk, then ``GraphArrays``.
 
 Everything lands in an ``ArraysBuilder`` (millions of edges would not fit a dict-of-tuples graph
 comfortably), whose ``GraphArrays`` then merge with the existing store.  The Hive and OpenLineage
 readers add nodes and edges one by one; edge lists (``edge_lists.py``) add a chunk of rows at once.
-A bad row is reported with its line number and skipped; the rest is imported.  No sqlglot here.
+No sqlglot here.
 """
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
-import re
 import reprlib
 from array import array
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
-from lineage_cli.model import EdgeType, Issue, NodeKind, Subtype
+from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.arrays import GraphArrays, dedupe_edges
 from lineage_cli.store.layout import pack_attributes
 
-FORMATS = ("csv", "tsv", "jsonl", "hive", "openlineage")
 # The longest name (table, column, field, statement, file) an import takes: beyond it a value is a runaway
 # (an unclosed quote, a generated blob), and its row is refused rather than stored.
 MAX_NAME_CHARS = 4096
 Problem = tuple[int, str]  # a skipped row: its line and what is wrong with it
-_AGGREGATE = re.compile(r"\b(sum|avg|min|max|collect_set|collect_list|percentile\w*|stddev\w*|variance)\s*\(", re.I)
-_COUNT = re.compile(r"\bcount\s*\(", re.I)
 
 
 class ImportError_(ValueError):  # noqa: N801 - not the builtin ImportError
@@ -208,54 +200,6 @@ def _tables_of_new_columns(names: list[str], kinds: np.ndarray, lines: np.ndarra
     return columns[keep], list(itertools.compress(tables, keep.tolist()))
 
 
-class Imported(NamedTuple):
-    """What an import file holds."""
-
-    graph: GraphArrays
-    issues: list[Issue]  # the skipped rows
-    rows: int  # the rows read
-    first_lines: np.ndarray  # per node of ``graph``, the line it was first named on
-
-
-def import_file(path: Path, fmt: str) -> Imported:
-    """Read ``path`` in format ``fmt``."""
-    builder = ArraysBuilder()
-    try:
-        if fmt in _ROW_READERS:
-            rows, problems = _tally(_ROW_READERS[fmt](path, builder))
-        else:
-            # Imported here: the edge-list reader builds on this module's ArraysBuilder.
-            from lineage_cli.imports.edge_lists import read_edge_list
-
-            rows, problems = read_edge_list(path, fmt, builder)
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise ImportError_(f"{path}: cannot read: {error}") from error
-    graph, first_lines = builder.build()
-    return Imported(graph, [Issue(str(path), line, problem) for line, problem in problems], rows, first_lines)
-
-
-def _tally(rows: Iterable[tuple[int, str | None]]) -> tuple[int, list[Problem]]:
-    """The rows read and the skipped ones, from a reader's (line, problem or None) per row."""
-    count, problems = 0, []
-    for line, problem in rows:
-        count += 1
-        if problem:
-            problems.append((line, problem))
-    return count, problems
-
-
-def _openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
-    # Imported here: the OpenLineage reader builds on this module's ArraysBuilder.
-    from lineage_cli.imports.openlineage_events import openlineage_rows
-
-    return openlineage_rows(path, builder)
-
-
-def format_from_suffix(path: str) -> str | None:
-    suffix = Path(path).suffix.lower().lstrip(".")
-    return {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl"}.get(suffix)
-
-
 def quoted(value: object) -> str:
     """``repr(value)`` cut short: a message about a row quotes its values, never reproduces a huge one.
 
@@ -282,139 +226,3 @@ def json_object(text: str) -> dict[str, object] | str:
     except ValueError as error:
         return f"not JSON: {error}"
     return value if isinstance(value, dict) else "not a JSON object"
-
-
-def _hive_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
-    """Hive's LineageLogger hook: one JSON document per query, with vertices and edges."""
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if text.strip():
-                yield number, _add_hive_query(json_object(text), builder, str(path), number)
-
-
-def _add_hive_query(document: dict | str, builder: ArraysBuilder, file: str, line: int) -> str | None:
-    if isinstance(document, str):
-        return document
-    try:
-        edges = _hive_edges(document)
-    except _NotHive as problem:
-        return f"not a LineageLogger record: {problem}"
-    builder.line = line
-    step = builder.transformation(f"{file}:{line}", file, line)
-    for sources, targets, edge_type, expression in edges:
-        for source in sources:
-            for target in targets:
-                _hive_pair(builder, source, target, step, edge_type, expression)
-    return None
-
-
-class _NotHive(ValueError):
-    """A line that is no LineageLogger record; the message says what is wrong with it."""
-
-
-_HiveVertex = tuple[str, str]  # vertex type (upper case), name (lower case)
-
-
-def _hive_edges(document: dict) -> list[tuple[list[_HiveVertex], list[_HiveVertex], str, str]]:
-    """Each edge's source and target vertices, type and expression, all checked before any is added."""
-    vertices = dict(map(_hive_vertex, _hive_list(document, "vertices")))
-    edges = []
-    for edge in _hive_list(document, "edges"):
-        sources, targets, edge_type = _required(edge, ("sources", "targets", "edgeType"))
-        if not (_vertex_ids(sources) and _vertex_ids(targets) and isinstance(edge_type, str)):
-            raise _NotHive(_HIVE_SHAPE)
-        if edge_type.upper() not in ("PROJECTION", "PREDICATE"):
-            raise _NotHive(f"edge type {quoted(edge_type)} is neither PROJECTION nor PREDICATE")
-        unknown = [vertex for vertex in (*sources, *targets) if vertex not in vertices]
-        if unknown:
-            raise _NotHive(f"an edge names vertex {quoted(unknown[0])}, which the record does not list")
-        expression = edge.get("expression")
-        ends = [vertices[vertex] for vertex in sources], [vertices[vertex] for vertex in targets]
-        edges.append((*ends, edge_type.upper(), expression if isinstance(expression, str) else ""))
-    return edges
-
-
-# What a record holds, said when a value in it is of another JSON type.
-_HIVE_SHAPE = (
-    'expected "vertices": [{"id", "vertexType", "vertexId"}, ...] and '
-    '"edges": [{"sources": [id, ...], "targets": [id, ...], "edgeType"}, ...]'
-)
-
-
-def _required(parent: object, keys: tuple[str, ...]) -> list[object]:
-    """The values of ``keys`` in the JSON object ``parent``."""
-    if not isinstance(parent, dict):
-        raise _NotHive(_HIVE_SHAPE)
-    missing = [key for key in keys if key not in parent]
-    if missing:
-        raise _NotHive(f"no {missing[0]!r}")
-    return [parent[key] for key in keys]
-
-
-def _hive_list(document: dict, key: str) -> list:
-    (value,) = _required(document, (key,))
-    if not isinstance(value, list):
-        raise _NotHive(_HIVE_SHAPE)
-    return value
-
-
-def _hive_vertex(vertex: object) -> tuple[int | str, _HiveVertex]:
-    key, vertex_type, name = _required(vertex, ("id", "vertexType", "vertexId"))
-    if not (_is_vertex_id(key) and isinstance(vertex_type, str) and isinstance(name, str)):
-        raise _NotHive(_HIVE_SHAPE)
-    if len(name) > MAX_NAME_CHARS:
-        raise _NotHive(f"vertex {quoted(key)} has a name longer than {MAX_NAME_CHARS:,} characters")
-    return key, (vertex_type.upper(), name.lower())
-
-
-def _vertex_ids(value: object) -> bool:
-    return isinstance(value, list) and all(map(_is_vertex_id, value))
-
-
-def _is_vertex_id(value: object) -> bool:
-    """A vertex id: a number in Hive's output (a string is taken too), never true or false."""
-    return isinstance(value, int | str) and not isinstance(value, bool)
-
-
-def _hive_pair(
-    builder: ArraysBuilder,
-    source: tuple[str, str],
-    target: tuple[str, str],
-    step: int,
-    edge_type: str,
-    expression: str,
-) -> None:
-    source_table = _table_of(source)
-    target_table = builder.node(_table_of(target), NodeKind.TABLE)
-    builder.edge(builder.node(source_table, NodeKind.TABLE), step, EdgeType.READ)
-    builder.edge(step, target_table, EdgeType.WRITE)
-    if target[0] == "COLUMN":
-        builder.edge(step, builder.node(target[1], NodeKind.COLUMN), EdgeType.COLUMN_WRITE, 0, step)
-    if source[0] != "COLUMN":
-        return
-    column = builder.node(source[1], NodeKind.COLUMN)
-    if edge_type == "PREDICATE":
-        # LineageLogger does not say which clause a predicate came from.
-        builder.edge(column, target_table, EdgeType.PREDICATE, Subtype.FILTER.bit, step)
-    elif target[0] == "COLUMN":
-        subtype = _hive_subtype(source[1], expression)
-        builder.edge(column, builder.node(target[1], NodeKind.COLUMN), EdgeType.PROJECTION, subtype, step)
-
-
-def _table_of(vertex: tuple[str, str]) -> str:
-    vertex_type, name = vertex
-    return name.rsplit(".", 1)[0] if vertex_type == "COLUMN" and name.count(".") >= 2 else name
-
-
-def _hive_subtype(column: str, expression: str) -> int:
-    """LineageLogger gives the expression text only; classify it like our own projection subtypes."""
-    if not expression or expression.strip().lower() == column.rsplit(".", 1)[-1]:
-        return Subtype.IDENTITY.bit
-    if _COUNT.search(expression):
-        return Subtype.AGGREGATION_MASKING.bit
-    if _AGGREGATE.search(expression):
-        return Subtype.AGGREGATION.bit
-    return Subtype.TRANSFORMATION.bit
-
-
-_ROW_READERS = {"hive": _hive_rows, "openlineage": _openlineage_rows}

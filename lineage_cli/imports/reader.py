@@ -1,0 +1,63 @@
+"""Import lineage that was not harvested here: pick the reader for a format and build the file's arrays.
+
+A bad row is reported with its line number and skipped; the rest is imported.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from lineage_cli.imports.builder import ArraysBuilder, ImportError_, Problem
+from lineage_cli.imports.edge_lists import read_edge_list
+from lineage_cli.imports.hive import hive_rows
+from lineage_cli.imports.openlineage_events import openlineage_rows
+from lineage_cli.model import Issue
+from lineage_cli.store.arrays import GraphArrays
+
+FORMATS = ("csv", "tsv", "jsonl", "hive", "openlineage")
+
+
+class Imported(NamedTuple):
+    """What an import file holds."""
+
+    graph: GraphArrays
+    issues: list[Issue]  # the skipped rows
+    rows: int  # the rows read
+    first_lines: np.ndarray  # per node of ``graph``, the line it was first named on
+
+
+def import_file(path: Path, fmt: str) -> Imported:
+    """Read ``path`` in format ``fmt``."""
+    builder = ArraysBuilder()
+    try:
+        if fmt in _ROW_READERS:
+            rows, problems = _tally(_ROW_READERS[fmt](path, builder))
+        else:
+            rows, problems = read_edge_list(path, fmt, builder)
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise ImportError_(f"{path}: cannot read: {error}") from error
+    graph, first_lines = builder.build()
+    return Imported(graph, [Issue(str(path), line, problem) for line, problem in problems], rows, first_lines)
+
+
+def _tally(rows: Iterable[tuple[int, str | None]]) -> tuple[int, list[Problem]]:
+    """The rows read and the skipped ones, from a reader's (line, problem or None) per row."""
+    count, problems = 0, []
+    for line, problem in rows:
+        count += 1
+        if problem:
+            problems.append((line, problem))
+    return count, problems
+
+
+def format_from_suffix(path: str) -> str | None:
+    suffix = Path(path).suffix.lower().lstrip(".")
+    return {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl", "ndjson": "jsonl"}.get(suffix)
+
+
+_ROW_READERS = {"hive": hive_rows, "openlineage": openlineage_rows}
