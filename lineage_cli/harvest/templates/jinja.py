@@ -42,7 +42,7 @@ from lineage_cli.harvest.templates.budget import (
     meter,
     metered,
 )
-from lineage_cli.harvest.templates.placeholders import JINJA_OPEN
+from lineage_cli.harvest.templates.markers import JINJA_OPEN
 
 _CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
 _END = "\ue000"  # before a source newline: keeps whitespace control from removing it

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lineage_cli.harvest.templates.markers import JINJA_OPEN
 from lineage_cli.harvest.templates.params import Placeholders
 
 _PLACEHOLDER = re.compile(
@@ -29,7 +30,6 @@ _PLACEHOLDER = re.compile(
     r"|\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}"
 )
 # Where a Jinja tag opens: a text without one has no Jinja, and rendering it does not import jinja2 (``jinja.py``).
-JINJA_OPEN = re.compile(r"\{\{|\{%|\{#")
 
 
 def substitute(sql: str, variables: Mapping[str, object] | None) -> str:
