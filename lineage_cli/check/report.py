@@ -16,7 +16,7 @@ from rich.text import Text
 
 from lineage_cli import __version__
 from lineage_cli.check.findings import LEVELS, RULES, Finding
-from lineage_cli.commands.console import plain_console
+from lineage_cli.terminal import plain_console
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"error": "error", "warning": "warning", "notice": "note"}

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from lineage_cli import __version__
-from lineage_cli.commands.console import plain_console
 from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.assemble import Harvest, StoredGraph
 from lineage_cli.harvest.batch import FileOutcome, harvest_plan, usable_cpus
@@ -35,6 +34,7 @@ from lineage_cli.profiles import DialectProfile, load_profile
 from lineage_cli.store.layout import StoreError, StoreWriteError
 from lineage_cli.store.lock import StoreLockError, store_lock
 from lineage_cli.store.reader import open_store
+from lineage_cli.terminal import plain_console
 
 if TYPE_CHECKING:
     from rich.console import Console

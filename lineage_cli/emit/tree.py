@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.text import Text
 from rich.tree import Tree
 
-from lineage_cli.commands.console import plain_console
+from lineage_cli.terminal import plain_console
 from lineage_cli.walk.result import LineageResult, ResultEdge
 
 SEE_ABOVE = "(see above)"
