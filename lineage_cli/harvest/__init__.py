@@ -1,4 +1,11 @@
-"""Harvest stage: SQL files -> statements -> lineage graph.  The only stage that imports sqlglot."""
+"""Harvest stage: SQL files -> statements -> lineage graph.
+
+``inputs/`` finds what to read (SQL files, flow manifests, dbt projects) and plans the units, ``templates/``
+makes templated SQL readable, ``sql/`` is the sqlglot boundary (the only package that imports sqlglot)
+that analyses a unit, ``schema.py`` is the catalog of known columns the analysis consults, and
+``batch.py`` runs the units in a process pool, through the cache (``cache.py``, ``outcome.py``), into one
+graph (``assemble.py``, ``flows.py``).
+"""
 
 from __future__ import annotations
 
