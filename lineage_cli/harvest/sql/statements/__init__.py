@@ -24,6 +24,7 @@ datasets, read or written) and ``locations`` (files named in place).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar, cast
 
 from sqlglot import exp
 
@@ -70,24 +71,37 @@ def analyze_statement(expression: exp.Expression, ctx: Context) -> StatementLine
 
 
 Handler = Callable[[exp.Expression, Context], StatementLineage | None]
+_Kind = TypeVar("_Kind", bound=exp.Expression)
 
-HANDLERS: dict[type[exp.Expression], Handler] = {
-    exp.Use: session.apply_use,  # type: ignore[dict-item]
-    exp.Declare: session.declare,  # type: ignore[dict-item]
-    exp.Insert: inserts.insert,  # type: ignore[dict-item]
-    exp.MultitableInserts: inserts.multi_insert,  # type: ignore[dict-item]
-    exp.Create: creates.create,  # type: ignore[dict-item]
-    exp.Alter: creates.alter,  # type: ignore[dict-item]
-    exp.Select: inserts.select,  # type: ignore[dict-item]
-    exp.Subquery: inserts.parenthesized,  # type: ignore[dict-item]
-    exp.Union: inserts.select,  # type: ignore[dict-item]
-    exp.Intersect: inserts.select,  # type: ignore[dict-item]
-    exp.Except: inserts.select,  # type: ignore[dict-item]
-    exp.LoadData: loads.load,  # type: ignore[dict-item]
-    exp.Cache: creates.cache,  # type: ignore[dict-item]
-    exp.Copy: loads.copy,  # type: ignore[dict-item]
-    exp.Merge: changes.merge,  # type: ignore[dict-item]
-    exp.Update: changes.update,  # type: ignore[dict-item]
-    exp.Delete: changes.delete,  # type: ignore[dict-item]
-    exp.Command: opaque.command,  # type: ignore[dict-item]
-}
+
+def _handles(
+    kind: type[_Kind], handler: Callable[[_Kind, Context], StatementLineage | None]
+) -> tuple[type[exp.Expression], Handler]:
+    """An entry of ``HANDLERS``: a type checker holds ``handler`` to accept ``kind``.  The cast then widens its
+    parameter to any expression, which is safe because ``analyze_statement`` looks a handler up by
+    ``type(expression)``: it is only ever given its own kind."""
+    return kind, cast(Handler, handler)
+
+
+HANDLERS: dict[type[exp.Expression], Handler] = dict(
+    [
+        _handles(exp.Use, session.apply_use),
+        _handles(exp.Declare, session.declare),
+        _handles(exp.Insert, inserts.insert),
+        _handles(exp.MultitableInserts, inserts.multi_insert),
+        _handles(exp.Create, creates.create),
+        _handles(exp.Alter, creates.alter),
+        _handles(exp.Select, inserts.select),
+        _handles(exp.Subquery, inserts.parenthesized),
+        _handles(exp.Union, inserts.select),
+        _handles(exp.Intersect, inserts.select),
+        _handles(exp.Except, inserts.select),
+        _handles(exp.LoadData, loads.load),
+        _handles(exp.Cache, creates.cache),
+        _handles(exp.Copy, loads.copy),
+        _handles(exp.Merge, changes.merge),
+        _handles(exp.Update, changes.update),
+        _handles(exp.Delete, changes.delete),
+        _handles(exp.Command, opaque.command),
+    ]
+)
