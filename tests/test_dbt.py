@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
@@ -495,3 +496,10 @@ def test_configs_nested_deeper_than_python_recurses_are_checked(tmp_path) -> Non
     [error] = _errors(stderr)
     assert error.startswith(f"{project}/dbt_project.yml:3: error: models.shop.a.a.")
     assert error.endswith(".a.+materialized must be a string, got a number; not used")
+
+
+def test_the_dbt_reader_names_relations_through_the_sql_boundary_and_imports_no_sqlglot() -> None:
+    tree = ast.parse((REPO / "lineage_cli" / "harvest" / "inputs" / "dbt.py").read_text())
+    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert [name for name in imported if name.split(".")[0] == "sqlglot"] == []

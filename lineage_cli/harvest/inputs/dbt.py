@@ -23,14 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
-
 from lineage_cli.harvest.inputs.dbt_files import ProjectFiles, project_manifest
 from lineage_cli.harvest.inputs.files import display_path
 from lineage_cli.harvest.inputs.json_types import json_type, type_name
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.sql.statements import Context
+from lineage_cli.harvest.sql.statements import Context, relation_name
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, ProfileError, load_profile
 
@@ -238,20 +235,7 @@ def _relation(node: Mapping[str, Any], ctx: Context) -> str | None:
     text = _relation_text(node)
     if text is None:
         return None
-    table = _table(text, ctx)
-    if table is None:
-        return ".".join(ctx.profile.fold(part) for part in text.split("."))
-    return ctx.table_name(table)
-
-
-def _table(text: str, ctx: Context) -> exp.Table | None:
-    """``text`` as sqlglot reads a table name; None when it reads none (``x'``, ``a;b``, ``../..``, ``a..b``)."""
-    try:
-        table = exp.to_table(text, dialect=ctx.profile.sqlglot_dialect)
-    except (SqlglotError, ValueError, TypeError):
-        return None
-    parts = (table.args.get("db"), table.args.get("catalog"))
-    return table if all(part is None or isinstance(part, exp.Identifier) for part in parts) else None
+    return relation_name(ctx, text)
 
 
 def _model(

@@ -29,7 +29,7 @@ from typing import TypeVar, cast
 from sqlglot import exp
 
 from lineage_cli.harvest.sql.statements import changes, creates, inserts, loads, opaque, session
-from lineage_cli.harvest.sql.statements.context import Context, StatementLineage, Write
+from lineage_cli.harvest.sql.statements.context import Context, StatementLineage, Write, relation_name
 from lineage_cli.harvest.sql.statements.datasets import survey
 from lineage_cli.harvest.sql.statements.locations import file_location, placeholder_text
 from lineage_cli.harvest.sql.statements.opaque import unanalysed, unread_data_statement
@@ -47,6 +47,7 @@ __all__ = [
     "file_location",
     "nested_statements",
     "placeholder_text",
+    "relation_name",
     "routine_body",
     "routine_parameters",
     "unanalysed",

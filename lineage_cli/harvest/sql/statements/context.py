@@ -1,6 +1,7 @@
 """What the analysis of one statement gives (``Write``, ``StatementLineage``) and the ``Context`` a script
 carries from one statement to the next, with the naming of tables it implies: folding by the dialect
-profile, the default schema, T-SQL's temporary marks, a trigger's pseudo-tables.
+profile, the default schema, T-SQL's temporary marks, a trigger's pseudo-tables; and the same naming of a
+relation written as text (``relation_name``: dbt's manifests), so that the inputs need not import sqlglot.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from lineage_cli.harvest.sql.statements.locations import file_location, placeholder_text
 from lineage_cli.profiles import DialectProfile
@@ -109,6 +111,31 @@ class Context:
         schema = self.fold(table.args.get("db")) or self.default_schema
         catalog = self.fold(table.args.get("catalog"))
         return ".".join(part for part in (catalog, schema, name) if part)
+
+
+def relation_name(ctx: Context, text: str) -> str:
+    """The name of a relation written as text (dbt's ``relation_name``, quoted per adapter), as
+    ``Context.table_name`` gives it; text that sqlglot reads as no table name keeps its parts, each folded.
+
+    >>> from lineage_cli.profiles import load_profile
+    >>> ctx = Context(load_profile("snowflake"))
+    >>> relation_name(ctx, '"ANALYTICS".STAGING.Orders'), relation_name(ctx, "Raw..Orders"), relation_name(ctx, "A;B")
+    ('analytics.staging.orders', 'raw..orders', 'a;b')
+    """
+    table = _relation_table(text, ctx)
+    if table is None:
+        return ".".join(ctx.profile.fold(part) for part in text.split("."))
+    return ctx.table_name(table)
+
+
+def _relation_table(text: str, ctx: Context) -> exp.Table | None:
+    """``text`` as sqlglot reads a table name; None when it reads none (``x'``, ``a;b``, ``../..``, ``a..b``)."""
+    try:
+        table = exp.to_table(text, dialect=ctx.profile.sqlglot_dialect)
+    except (SqlglotError, ValueError, TypeError):
+        return None
+    parts = (table.args.get("db"), table.args.get("catalog"))
+    return table if all(part is None or isinstance(part, exp.Identifier) for part in parts) else None
 
 
 def _temporary_mark(table: exp.Table) -> str:
