@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from lineage_cli.errors import InputError
 from lineage_cli.yamlsafe import load
 
 _PACKAGED = Path(__file__).resolve().parent / "dialects"
@@ -30,7 +31,7 @@ _DEFAULT_USE_SWITCHES: tuple[tuple[str, str], ...] = (
 _SWITCHED = frozenset({"schema", "catalog"})
 
 
-class ProfileError(ValueError):
+class ProfileError(InputError):
     """A dialect profile is unknown or malformed."""
 
 

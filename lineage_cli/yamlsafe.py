@@ -8,7 +8,8 @@ as a graph of shared nodes, but every consumer that walks, copies or prints the 
 document whose aliases would expand to more than ``MAX_ALIAS_NODES`` nodes, or whose alias refers to the
 node it is inside of, is refused before anything is built from it.
 
-Errors are ``YamlError``, a ``ValueError`` whose message is one line, ``file:line:col: what is wrong``.
+Errors are ``YamlError``, an ``InputError`` (and a ``ValueError``) whose message is one line,
+``file:line:col: what is wrong``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from lineage_cli.errors import InputError
+
 # The nodes aliases may add to a document, counted with repetition.  Real files reuse a block of settings
 # (`<<: *defaults`) a few hundred times; a billion-laughs file needs far more than this to do harm.
 MAX_ALIAS_NODES = 100_000
@@ -26,7 +29,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _UNKNOWN_TAG = re.compile(r"could not determine a constructor for the tag '(?P<tag>[^']*)'")
 
 
-class YamlError(ValueError):
+class YamlError(InputError, ValueError):  # a ValueError too: readers of YAML catch that
     """A YAML file that cannot be read as plain data; the message is ``file:line:col: problem``."""
 
     def __init__(self, origin: str, mark: yaml.Mark | None, problem: str) -> None:

@@ -13,9 +13,11 @@ from click.testing import CliRunner, Result
 from markdown_it import MarkdownIt
 
 from lineage_cli.check.findings import Finding
+from lineage_cli.check.gate import CheckError, check
 from lineage_cli.check.report import escape_data, escape_property, github_command, markdown_summary
 from lineage_cli.check.rules import narrower
 from lineage_cli.cli import cli
+from lineage_cli.harvest.schema import SchemaCatalog
 from tests.conftest import REPO, check_formats
 
 ODS = """\
@@ -305,6 +307,24 @@ def test_usage_errors_exit_2(repo: Path, tmp_path: Path, monkeypatch: pytest.Mon
     outcome = run()
     assert outcome.exit_code == 2
     assert "not inside a git repository" in outcome.output
+
+
+def test_a_checked_file_that_cannot_be_read_is_a_check_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read_bytes = Path.read_bytes
+
+    def locked(path: Path) -> bytes:
+        if path.name == "ods.sql":
+            raise PermissionError(13, "Permission denied", str(path))
+        return read_bytes(path)
+
+    edit(repo / "sql" / "ods.sql", "WHERE o.ok", "WHERE NOT o.ok")
+    monkeypatch.setattr(Path, "read_bytes", locked)
+    for named in (["sql/ods.sql"], []):  # named on the command line, or changed since the base
+        with pytest.raises(CheckError, match=r"^\[Errno 13\] Permission denied: '.*ods\.sql'$"):
+            check(named, None, None, None, SchemaCatalog())
+        outcome = run(*named)
+        assert outcome.exit_code == 2
+        assert re.fullmatch(r"error: \[Errno 13\] Permission denied: '.*ods\.sql'\n", outcome.output)
 
 
 def test_without_a_store_only_parse_errors_and_diffs(repo: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
+from lineage_cli.errors import LineageError
 from tests.conftest import WAREHOUSE, assert_valid_format
 
 
@@ -258,3 +259,45 @@ def test_encoding_options_of_harvest_parse_and_check(runner, tmp_path) -> None:
     assert json.loads(piped.stdout)["statements"][0]["targets"] == ["dwh.u"]
     unknown = runner.invoke(cli, ["harvest", "latin.sql", "--encoding", "klingon"])
     assert unknown.exit_code == 2 and "unknown encoding 'klingon'" in unknown.stderr
+
+
+class _OddError(LineageError):
+    """An error of a kind no command knows by name: it is caught as a LineageError, and exits with its code."""
+
+    exit_code = 3
+
+
+@pytest.mark.parametrize(
+    ("command", "stage"),
+    [
+        (["harvest", "t.sql"], "lineage_cli.commands.harvest.plan_harvest"),
+        (["parse", "t.sql"], "lineage_cli.commands.parse.parse_sql"),
+        (["up", "a.t"], "lineage_cli.store.reader.open_store"),
+        (["path", "a.s", "a.t"], "lineage_cli.store.reader.open_store"),
+        (["stats"], "lineage_cli.commands.stats.open_store"),
+        (["export"], "lineage_cli.commands.export.open_store"),
+        (["import", "t.csv"], "lineage_cli.commands.import_.import_file"),
+        (["check", "t.sql"], "lineage_cli.commands.check.check"),
+    ],
+)
+def test_every_command_catches_a_lineage_error_and_exits_with_its_code(runner, monkeypatch, command, stage) -> None:
+    def fails(*_args: object, **_options: object) -> None:
+        raise _OddError("no answer today")
+
+    Path("t.sql").write_text("INSERT INTO a.t SELECT x FROM a.s;\n")
+    Path("t.csv").write_text("source,target\na.s,a.t\n")
+    monkeypatch.setattr(stage, fails)
+    outcome = runner.invoke(cli, command)
+    assert outcome.exit_code == 3, outcome.output
+    assert outcome.stderr.endswith("error: no answer today\n") and "Traceback" not in outcome.output
+
+
+def test_a_file_that_cannot_be_read_is_bad_input_with_the_systems_words(runner, tmp_path) -> None:
+    missing = runner.invoke(cli, ["parse", "missing.sql"])
+    assert (missing.exit_code, missing.stderr) == (2, "error: [Errno 2] No such file or directory: 'missing.sql'\n")
+    (tmp_path / "latin.yaml").write_bytes("s.t: [größe]\n".encode("latin-1"))
+    (tmp_path / "t.sql").write_text("SELECT 1;\n")
+    for command in (["harvest", "t.sql", "--schema"], ["harvest", "t.sql", "--vars"], ["parse", "t.sql", "--schema"]):
+        outcome = runner.invoke(cli, [*command, "latin.yaml"])
+        assert outcome.exit_code == 2, command
+        assert outcome.stderr == "error: 'utf-8' codec can't decode byte 0xf6 in position 8: invalid start byte\n"

@@ -657,6 +657,14 @@ def test_schema_shapes(tmp_path):
         SchemaCatalog.from_mapping({"s.t": 3})
 
 
+def test_a_schema_file_that_cannot_be_read_is_a_schema_error_with_the_systems_words(tmp_path):
+    with pytest.raises(SchemaError, match=r"^\[Errno 2\] No such file or directory: '.*missing\.json'$"):
+        SchemaCatalog.from_file(tmp_path / "missing.json")
+    (tmp_path / "latin.yaml").write_bytes("s.t: [größe]\n".encode("latin-1"))
+    with pytest.raises(SchemaError, match="can't decode byte 0xf6 in position 8"):
+        SchemaCatalog.from_file(tmp_path / "latin.yaml")
+
+
 def test_an_alias_bomb_in_a_schema_is_refused_before_it_is_read(tmp_path):
     (tmp_path / "schema.yaml").write_text(yaml_bomb() + "s.t: *l8\n")
     code = (

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lineage_cli.errors import InputError
 from lineage_cli.harvest.inputs.files import display_path, sql_files
 from lineage_cli.harvest.inputs.sql_text import decode_sql
 
@@ -53,6 +54,8 @@ def test_a_file_given_twice_or_by_name_is_taken_once(tmp_path: Path) -> None:
         str(named),
     ]
     with pytest.raises(FileNotFoundError):
+        sql_files([tmp_path / "missing"])
+    with pytest.raises(InputError, match="missing: no such file or directory"):  # bad input, as harvest() reports it
         sql_files([tmp_path / "missing"])
 
 

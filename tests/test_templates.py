@@ -15,7 +15,7 @@ from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.sql.script import analyze_template
 from lineage_cli.harvest.templates.budget import Limits
 from lineage_cli.harvest.templates.jinja import render_jinja
-from lineage_cli.harvest.templates.placeholders import read_vars_file, render
+from lineage_cli.harvest.templates.placeholders import VarsError, read_vars_file, render
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.bounded import run_bounded, yaml_bomb
 from tests.storeview import read_store
@@ -431,6 +431,16 @@ def test_a_variable_must_be_a_single_value(tmp_path, monkeypatch, text, key, kin
     assert f"variable '{key}': expected a single value (text, number, true/false, date or null), got a {kind}" in (
         outcome.output
     )
+
+
+def test_a_vars_file_that_cannot_be_read_is_a_vars_error_with_the_systems_words(tmp_path) -> None:
+    with pytest.raises(VarsError, match=r"^\[Errno 2\] No such file or directory: '.*missing\.yaml'$"):
+        read_vars_file(tmp_path / "missing.yaml")
+    (tmp_path / "latin.yaml").write_bytes("db: größe\n".encode("latin-1"))
+    with pytest.raises(VarsError, match="can't decode byte 0xf6"):
+        read_vars_file(tmp_path / "latin.yaml")
+    outcome = CliRunner().invoke(cli, ["harvest", str(tmp_path), "--var", "novalue"])
+    assert (outcome.exit_code, outcome.stderr) == (2, "error: --var expects NAME=VALUE, got 'novalue'\n")
 
 
 def test_single_values_of_every_yaml_type_are_variables(tmp_path) -> None:

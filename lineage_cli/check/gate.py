@@ -12,14 +12,15 @@ from lineage_cli.check import git
 from lineage_cli.check.diff import analyse, compare
 from lineage_cli.check.findings import Finding, sort_key
 from lineage_cli.check.rules import file_findings
+from lineage_cli.errors import InputError
 from lineage_cli.harvest.inputs.sql_text import decode_sql
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import Issue
 from lineage_cli.store.reader import Store
 
 
-class CheckError(Exception):
-    """A usage or configuration problem: the command exits 2 with this message."""
+class CheckError(InputError):
+    """A usage or configuration problem (exit 2): git cannot answer, a file cannot be read, options that clash."""
 
 
 @dataclass
@@ -80,8 +81,17 @@ def _staged_files() -> list[Target]:
 
 def _target(root: Path, commit: str, path: str, exists: bool) -> Target:
     # Paths stay relative to the repository root: GitHub annotations and SARIF locations need that.
-    now = (root / path).read_bytes() if exists else None
+    now = _read(root / path) if exists else None
     return Target(path, now, git.show(root, commit, path))
+
+
+def _read(path: Path) -> bytes:
+    """A checked file's bytes in the working tree; one that cannot be read is a ``CheckError``, its message the
+    ``OSError``'s."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise CheckError(str(error)) from error
 
 
 def _text(data: bytes | None, display: str, encoding: str | None, warnings: list[Issue] | None) -> str | None:
@@ -106,13 +116,13 @@ def _named_files(paths: list[str], base: str | None) -> list[Target]:
     except git.GitError:
         if base is not None:
             raise CheckError("--base needs a git repository") from None
-        return [Target(path, Path(path).read_bytes(), None) for path in paths]
+        return [Target(path, _read(Path(path)), None) for path in paths]
     commit = _optional_base(root, base)
     targets = []
     for path in paths:
         relative = _relative(root, path)
         before = git.show(root, commit, relative) if commit and relative else None
-        targets.append(Target(path, Path(path).read_bytes(), before))
+        targets.append(Target(path, _read(Path(path)), before))
     return targets
 
 

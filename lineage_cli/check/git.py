@@ -10,11 +10,13 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from lineage_cli.errors import InputError
+
 DEFAULT_BRANCHES = ("origin/HEAD", "main", "master")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # what the first commit's staged files are compared with
 
 
-class GitError(RuntimeError):
+class GitError(InputError):
     """Git cannot answer: not a repository, an unknown revision, git missing."""
 
 

@@ -11,10 +11,10 @@ import click
 from lineage_cli.check.findings import fails
 from lineage_cli.check.gate import CheckError, check
 from lineage_cli.check.report import markdown_summary, render
+from lineage_cli.errors import LineageError
 from lineage_cli.harvest import quiet_sqlglot
-from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
-from lineage_cli.profiles import ProfileError, load_profile
-from lineage_cli.store.layout import StoreError
+from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.profiles import load_profile
 from lineage_cli.store.reader import Store, open_store
 
 
@@ -42,9 +42,9 @@ def run_check(
         catalog = SchemaCatalog.from_file(schema_file) if schema_file else SchemaCatalog()
         store = _open_store(store_path)
         result = check(paths, base, store, dialect, catalog, staged=staged, encoding=encoding)
-    except (CheckError, ProfileError, SchemaError, StoreError, OSError) as error:
+    except LineageError as error:
         click.echo(f"error: {error}", err=True)
-        return 2
+        return error.exit_code
     for warning in result.warnings:
         click.echo(str(warning), err=True)
     click.echo(render(result.findings, fmt, result.files, color=fmt == "text" and _is_terminal()), nl=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from lineage_cli.emit.openlineage import event_time, to_events, to_json_lines
-from lineage_cli.store.layout import StoreError
+from lineage_cli.errors import LineageError
 from lineage_cli.store.reader import open_store
 from lineage_cli.walk.scope import Scope, scoped_statements
 
@@ -18,20 +18,14 @@ def run_export(
     time_text: str | None,
     scope: Scope | None = None,
 ) -> int:
-    from lineage_cli.walk.errors import QueryError
-    from lineage_cli.walk.walkplan import PlanError
-
     try:
         time = event_time(time_text)
         store = open_store(store_path)
         only = scoped_statements(store, scope) if scope else None
         events = to_events(store, namespace, job_namespace, time, only)
-    except (LookupError, QueryError) as error:  # an unknown or ambiguous NAME
+    except LineageError as error:  # a bad --event-time or store (2), an unknown or ambiguous NAME (1)
         print(f"error: {error}", file=sys.stderr)
-        return 1
-    except (ValueError, StoreError, PlanError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     text = to_json_lines(events)
     if not output:
         sys.stdout.write(text)

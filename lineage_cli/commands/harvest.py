@@ -23,16 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from lineage_cli import __version__
+from lineage_cli.errors import LineageError, StoreError
 from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.assemble import Harvest, StoredGraph
 from lineage_cli.harvest.batch import FileOutcome, harvest_plan, usable_cpus
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, pairs, plan_harvest
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.templates.placeholders import read_vars_file
+from lineage_cli.harvest.templates.placeholders import VarsError, read_vars_file
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, load_profile
-from lineage_cli.store.layout import StoreError, StoreWriteError
-from lineage_cli.store.lock import StoreLockError, store_lock
+from lineage_cli.store.lock import store_lock
 from lineage_cli.store.reader import open_store
 from lineage_cli.terminal import plain_console
 
@@ -73,7 +73,7 @@ def load_template_values(pairs: tuple[str, ...], files: tuple[str, ...]) -> tupl
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise ValueError(f"--var expects NAME=VALUE, got {pair!r}")
+            raise VarsError(f"--var expects NAME=VALUE, got {pair!r}")
         variables[name.strip()] = value
     return variables, defaults
 
@@ -99,10 +99,9 @@ def run_harvest(
     allow_empty: bool = False,
     wait: bool = True,
 ) -> int:
-    from rich.text import Text
-
     console = plain_console(stderr=True)
     quiet_sqlglot()
+    result: Harvest | None = None  # once harvested, its cache errors are told whatever becomes of the store
     try:
         schema = SchemaCatalog.from_file(schema_file) if schema_file else None
         variables, defaults = load_template_values(var_pairs, var_files)
@@ -111,34 +110,30 @@ def run_harvest(
         profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
-    except (ValueError, OSError) as error:  # ProfileError, SchemaError, ManifestError and DbtError are ValueErrors
-        console.print(Text.assemble(("error:", "red"), f" {error}"), soft_wrap=True)  # one line, however long
-        return 2
-    if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
-        _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry
-        nothing = _nothing_found(paths, manifest_file, dbt_path)
-        console.print(Text.assemble(("error:", "red"), f" {nothing}"), soft_wrap=True)
-        return 2  # before the store is written: the last harvest's store stays as it is
-    cpus = usable_cpus()
-    if jobs is not None and jobs > cpus and not quiet:
-        note = f"note: --jobs {jobs} capped at {cpus}, the CPUs this process may use"
-        console.print(note, markup=False, soft_wrap=True)
-    settings = {
-        "jobs": jobs or cpus,  # the pool caps it at cpus
-        "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
-    }
-    try:
+        if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
+            _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry
+            _report_error(console, _nothing_found(paths, manifest_file, dbt_path))
+            return 2  # before the store is written: the last harvest's store stays as it is
+        cpus = usable_cpus()
+        if jobs is not None and jobs > cpus and not quiet:
+            note = f"note: --jobs {jobs} capped at {cpus}, the CPUs this process may use"
+            console.print(note, markup=False, soft_wrap=True)
+        settings = {
+            "jobs": jobs or cpus,  # the pool caps it at cpus
+            "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
+        }
         with store_lock(store, wait):  # from before the cache is read until the store is written
             result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
             _report(console, result.issues, quiet)
             stored = _store(result, store, _meta(result, profile, default_schema))
-    except StoreLockError as error:
+    except StoreError as error:  # the lock not taken, the store not written: the last store stays as it is
+        if result is not None:
+            _report_cache_errors(result, quiet)
         print(f"lineage: error: {error}", file=sys.stderr)
-        return 2
-    except StoreWriteError as error:
-        _report_cache_errors(result, quiet)
-        print(f"lineage: error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
+    except LineageError as error:  # an input that cannot be used: nothing is harvested
+        _report_error(console, str(error))
+        return error.exit_code
     _report_cache_errors(result, quiet)
     _summary(result, stored)
     if dbt is None and not quiet and (project := _dbt_project_in(paths)) is not None:
@@ -152,6 +147,12 @@ def _report(console: Console, issues: list[Issue], quiet: bool) -> None:
         if issue.level == "error" or not quiet:
             style = "red" if issue.level == "error" else "yellow"
             console.print(str(issue), markup=False, style=style, soft_wrap=True)
+
+
+def _report_error(console: Console, message: str) -> None:
+    from rich.text import Text
+
+    console.print(Text.assemble(("error:", "red"), f" {message}"), soft_wrap=True)  # one line, however long
 
 
 def _nothing_found(paths: tuple[str, ...], manifest: str | None, dbt: str | None) -> str:

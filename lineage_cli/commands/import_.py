@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from lineage_cli import __version__
-from lineage_cli.imports.builder import ImportError_
+from lineage_cli.errors import LineageError, StoreError
 from lineage_cli.imports.reader import Imported, format_from_suffix, import_file
 from lineage_cli.model import Issue, NodeKind
 from lineage_cli.store.arrays import GraphArrays, from_store, merge
-from lineage_cli.store.layout import StoreError, StoreWriteError
+from lineage_cli.store.layout import StoreWriteError
 from lineage_cli.store.lock import StoreLockError, store_lock
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import WrittenStore, write_store
@@ -34,20 +34,13 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool, wait:
     started = time.perf_counter()
     try:
         imported = import_file(Path(path), chosen)
-    except ImportError_ as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    for issue in imported.issues:
-        print(str(issue), file=sys.stderr)
-    try:
+        for issue in imported.issues:
+            print(str(issue), file=sys.stderr)
         with store_lock(store_path, wait):  # the store merged into is read under the lock too
             written = _merge_into(path, Path(store_path), imported, replace)
-    except StoreError as error:
-        print(f"error: {error} (use --replace to overwrite it)", file=sys.stderr)
-        return 2
-    except (StoreLockError, StoreWriteError) as error:
-        print(f"lineage: error: {error}", file=sys.stderr)
-        return 2
+    except LineageError as error:
+        print(_error_line(error), file=sys.stderr)
+        return error.exit_code
     seconds = time.perf_counter() - started
     rows, skipped = imported.rows, len(imported.issues)
     print(
@@ -55,6 +48,15 @@ def run_import(path: str, fmt: str | None, store_path: str, replace: bool, wait:
         f"store now {written.nodes} nodes, {written.edges} edges -> {written.path} ({written.bytes} bytes)"
     )
     return 0
+
+
+def _error_line(error: LineageError) -> str:
+    """What the import says of ``error``: a store it would merge into but cannot read may be replaced."""
+    if isinstance(error, (StoreLockError, StoreWriteError)):
+        return f"lineage: error: {error}"
+    if isinstance(error, StoreError):
+        return f"error: {error} (use --replace to overwrite it)"
+    return f"error: {error}"
 
 
 def _warn_of_new_columns(path: str, stored: GraphArrays, imported: Imported) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lineage_cli.store.layout import StoreError
+from lineage_cli.errors import LineageError
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.stats import store_stats
 
@@ -16,9 +16,9 @@ def run_stats(path: str | Path, verify: bool) -> int:
         if verify:
             store.verify()
         stats = store_stats(store)
-    except StoreError as error:
+    except LineageError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     print(f"store   {stats.path} ({stats.bytes:,} bytes)")
     print(f"nodes   {stats.nodes:,}")
     for kind, count in stats.nodes_by_kind.items():

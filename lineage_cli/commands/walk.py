@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lineage_cli.store.layout import StoreError
+from lineage_cli.errors import LineageError, QueryError
 
 if TYPE_CHECKING:  # pragma: no cover
     from lineage_cli.emit.picture import Picture
@@ -131,8 +131,6 @@ class Shaping:
         if fmt not in PICTURED + RENDERED:
             if self.group_by is None and self.rankdir is None:
                 return None
-            from lineage_cli.walk.errors import QueryError
-
             raise QueryError(f"--group-by and --rankdir draw graphml, dot and pictures, not {fmt}")
         from lineage_cli.emit.picture import Picture
         from lineage_cli.emit.volumes import volumes
@@ -150,49 +148,33 @@ def _answer(
     output: str | None,
     shaping: Shaping | None = None,
 ) -> int:
-    """Open the store, compute the answer, and print or write it; user errors exit 1, store errors 2."""
-    from lineage_cli.emit.formats import RENDERED, emit, output_format
-    from lineage_cli.store.reader import open_store
-    from lineage_cli.walk.errors import QueryError
-    from lineage_cli.walk.query import AmbiguousName, NameNotFound
+    """Open the store, compute the answer, and print or write it; query errors exit 1, input and store errors 2.
 
-    try:  # an output file whose suffix names no format is refused rather than written as JSON
-        chosen = fmt or (output_format(output) if output else _terminal_default())
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    An output file whose suffix names no format is refused before the store is opened, rather than written
+    as JSON; a picture that cannot be rendered is refused before the file is written.
+    """
+    from lineage_cli.emit.formats import RENDERED, emit, output_format, render
+    from lineage_cli.store.reader import open_store
+
     try:
+        chosen = fmt or (output_format(output) if output else _terminal_default())
         store = open_store(store_path)
         result = ask(store)
         picture = (shaping or Shaping()).picture(store, result, chosen)
-    except StoreError as error:
+        rendered = render(result, chosen, picture) if output and chosen in RENDERED else None
+    except LineageError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (NameNotFound, AmbiguousName, QueryError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    if output and chosen in RENDERED:
-        return _render(result, chosen, output, picture)
-    text = emit(result, chosen, picture)
-    if output:
+        return error.exit_code
+    if not output:
+        sys.stdout.write(emit(result, chosen, picture))
+        return 0
+    if rendered is None:
+        text = emit(result, chosen, picture)
         with open(output, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
-        print(f"{result.node_count} nodes, {result.edge_count} edges -> {output}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
-    return 0
-
-
-def _render(result: LineageResult, fmt: str, output: str, picture: Picture | None) -> int:
-    from lineage_cli.emit.formats import RenderError, render
-
-    try:
-        rendered = render(result, fmt, picture)
-    except RenderError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    with open(output, "wb") as handle:
-        handle.write(rendered)
+        with open(output, "wb") as handle:
+            handle.write(rendered)
     print(f"{result.node_count} nodes, {result.edge_count} edges -> {output}", file=sys.stderr)
     return 0
 

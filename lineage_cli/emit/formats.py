@@ -11,6 +11,8 @@ import os
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from lineage_cli.errors import InputError, LineageError
+
 if TYPE_CHECKING:  # pragma: no cover
     from lineage_cli.emit.picture import Picture
     from lineage_cli.walk.result import LineageResult
@@ -41,8 +43,11 @@ _SUFFIXES = {
 }
 
 
-class RenderError(Exception):
-    """A picture could not be rendered: no ``dot`` program, or ``dot`` failed."""
+class RenderError(LineageError):
+    """A picture could not be rendered: no ``dot`` program, or ``dot`` failed (exit 2: neither the input nor
+    the store is to blame, but the answer is not there)."""
+
+    exit_code = 2
 
 
 def emit(result: LineageResult, fmt: str, picture: Picture | None = None) -> str:
@@ -83,7 +88,7 @@ def format_from_path(path: str) -> str | None:
 
 
 def output_format(path: str) -> str:
-    """The format output file ``path`` is written in, from its suffix; a ValueError listing the known ones else.
+    """The format output file ``path`` is written in, from its suffix; an InputError listing the known ones else.
 
     >>> output_format("lineage.GV")
     'dot'
@@ -91,5 +96,5 @@ def output_format(path: str) -> str:
     fmt = format_from_path(path)
     if fmt is None:
         known = ", ".join(_SUFFIXES)
-        raise ValueError(f"cannot tell the format of {path} from its extension: use one of {known}, or pass --format")
+        raise InputError(f"cannot tell the format of {path} from its extension: use one of {known}, or pass --format")
     return fmt

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from lineage_cli.errors import InputError
 from lineage_cli.facets import (
     DATASET_TYPES,
     DEFAULT_EVENT_TIME,
@@ -54,9 +55,9 @@ def event_time(text: str | None) -> str:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"--event-time {text!r} is not an ISO 8601 date and time") from None
+        raise InputError(f"--event-time {text!r} is not an ISO 8601 date and time") from None
     if moment.tzinfo is None:
-        raise ValueError(f"--event-time {text!r} needs a time zone, e.g. 2024-01-31T06:00:00Z")
+        raise InputError(f"--event-time {text!r} needs a time zone, e.g. 2024-01-31T06:00:00Z")
     return moment.isoformat()
 
 

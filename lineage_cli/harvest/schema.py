@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from lineage_cli.errors import InputError
+
 Columns = dict[str, str | None]  # column -> type (None when untyped), in table order
 
 # The layers, in the order they are looked up: an explicit schema, DDL, the outputs of CTAS / views (``observe.py``).
@@ -28,7 +30,7 @@ EXPLICIT, DDL, OBSERVED = 0, 1, 2
 _COLUMN_TYPES = {str, type(None)}  # what a column's type is in a catalog's data: a name, or null when untyped
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError, ValueError):  # a ValueError too: the cache takes one as a miss
     """A schema file or mapping has a shape the catalog does not understand."""
 
 
@@ -67,7 +69,10 @@ class SchemaCatalog:
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> SchemaCatalog:
         """Read a YAML or JSON schema file (JSON is valid YAML, so either parser works)."""
-        text = Path(path).read_text(encoding="utf-8")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise SchemaError(str(error)) from error
         data = _json(text, path) if str(path).endswith(".json") else _yaml(text, path)
         if not isinstance(data, Mapping):
             raise SchemaError(f"{path}: expected a mapping of tables to columns")

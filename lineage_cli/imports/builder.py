@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lineage_cli.errors import InputError
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.arrays import GraphArrays, dedupe_edges
 from lineage_cli.store.layout import pack_attributes
@@ -26,7 +27,7 @@ MAX_NAME_CHARS = 4096
 Problem = tuple[int, str]  # a skipped row: its line and what is wrong with it
 
 
-class ImportError_(ValueError):  # noqa: N801 - not the builtin ImportError
+class ImportError_(InputError):  # noqa: N801 - not the builtin ImportError
     """The import file cannot be read at all."""
 
 

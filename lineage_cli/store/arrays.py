@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lineage_cli.errors import StoreError
 from lineage_cli.model import EdgeKey, EdgeType, Graph, NodeKind, Provenance
-from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, StoreError, pack_attributes
+from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store
 
 

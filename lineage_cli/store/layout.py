@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 
+from lineage_cli.errors import StoreError
 from lineage_cli.model import EdgeType
 
 MAGIC = b"LINEAGE\x00"
@@ -57,11 +58,7 @@ def slice_rank(edge_type: int) -> int:
     return (0 if edge_type in TABLE_LEVEL_TYPES else 1 << TYPE_BITS) | edge_type
 
 
-class StoreError(Exception):
-    """The store file is missing, foreign, damaged or of another format version."""
-
-
-class StoreWriteError(OSError):
+class StoreWriteError(StoreError):
     """The store could not be written (disk full, a read-only folder, the file size limit): the previous store,
     if any, is as it was, and no temporary file is left (``writer.py``)."""
 

@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from lineage_cli.errors import StoreError
 
-class StoreLockError(Exception):
+
+class StoreLockError(StoreError):
     """The store's lock could not be taken: another writer holds it (and waiting was not wanted), or its file
     cannot be made."""
 

@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from lineage_cli.errors import StoreError
 from lineage_cli.model import NodeKind
-from lineage_cli.store.layout import Header, StoreError, max_header_size, unpack_header
+from lineage_cli.store.layout import Header, max_header_size, unpack_header
 
 if TYPE_CHECKING:
     from pathlib import Path

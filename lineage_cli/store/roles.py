@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lineage_cli.errors import StoreError
 from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.layout import TYPE_MASK, StoreError
+from lineage_cli.store.layout import TYPE_MASK
 
 if TYPE_CHECKING:
     import numpy as np

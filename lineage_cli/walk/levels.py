@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lineage_cli.errors import QueryError
 from lineage_cli.model import NodeKind, Subtype, schema_of
 from lineage_cli.store.reader import Store, like_regex
 from lineage_cli.store.roles import node_roles
-from lineage_cli.walk.errors import QueryError
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 
 LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")
@@ -45,7 +45,7 @@ _RUNGS = {
 _SUBTYPE_ORDER = {s.name: s.value for s in Subtype}
 
 
-class LevelError(QueryError, ValueError):
+class LevelError(QueryError):
     """An unknown level, or a datamart mapping that cannot be used."""
 
 

@@ -12,9 +12,9 @@ import itertools
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
+from lineage_cli.errors import QueryError
 from lineage_cli.store.reader import Store
 from lineage_cli.walk.answer import answer
-from lineage_cli.walk.errors import QueryError
 from lineage_cli.walk.planned import as_plan, default_plan, plan_walk
 from lineage_cli.walk.query import resolve
 from lineage_cli.walk.result import LineageResult
@@ -24,7 +24,7 @@ from lineage_cli.walk.walkplan import WalkPlan
 DEFAULT_MAX_PATHS = 100
 
 
-class NoPath(QueryError, LookupError):
+class NoPath(QueryError):
     """A does not reach B under the plan, or A or B does not name exactly one node."""
 
 

@@ -8,6 +8,7 @@ walks ``columns`` (projection edges) or ``columns-with-predicates`` (``planned.p
 
 from __future__ import annotations
 
+from lineage_cli.errors import QueryError
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.reader import Store
 from lineage_cli.walk.answer import answer
@@ -20,7 +21,7 @@ TABLE_FLOW = EdgeType.READ.bit | EdgeType.WRITE.bit | EdgeType.FLOW.bit
 TRANSFORMATION = int(NodeKind.TRANSFORMATION)
 
 
-class NameNotFound(LookupError):
+class NameNotFound(QueryError):
     """Nothing in the store matches a queried name; carries the closest known names."""
 
     def __init__(self, query: str, suggestions: list[str]) -> None:
@@ -29,7 +30,7 @@ class NameNotFound(LookupError):
         super().__init__(f"no table, view or column named {query!r}{hint}")
 
 
-class AmbiguousName(LookupError):
+class AmbiguousName(QueryError):
     def __init__(self, query: str, candidates: list[str]) -> None:
         self.query, self.candidates = query, candidates
         super().__init__(f"{query!r} is ambiguous: {', '.join(candidates[:10])}; qualify it or use a pattern")

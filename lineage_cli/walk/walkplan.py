@@ -21,8 +21,8 @@ import os
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from lineage_cli.errors import QueryError
 from lineage_cli.model import EdgeType, NodeKind, Subtype
-from lineage_cli.walk.errors import QueryError
 
 if TYPE_CHECKING:
     import yaml
@@ -37,7 +37,7 @@ _RULE_KEYS = {"edge", "direction", "follow", "collect_node", "collect_edge", "wh
 _CONDITION_KEYS = {"node_kind", "name_like", "schema", "subtype", "max_depth"}
 
 
-class PlanError(QueryError, ValueError):
+class PlanError(QueryError):
     """A walkplan file is malformed: the message names the file, the line and what was expected."""
 
 

@@ -11,12 +11,12 @@ parameterized output to the real table.
 
 from __future__ import annotations
 
+from lineage_cli.errors import QueryError
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store
 from lineage_cli.walk.answer import answer
 from lineage_cli.walk.edges import TypedEdges
-from lineage_cli.walk.errors import QueryError
 from lineage_cli.walk.result import LineageResult
 from lineage_cli.walk.traverse import Walk
 
@@ -25,7 +25,7 @@ FLOW = pack_attributes(EdgeType.FLOW, 0)
 DEFAULT = pack_attributes(EdgeType.DEFAULT, 0)
 
 
-class StepNotFound(QueryError, LookupError):
+class StepNotFound(QueryError):
     """No module or workflow has the name; carries the closest ones."""
 
     def __init__(self, query: str, suggestions: list[str]) -> None:

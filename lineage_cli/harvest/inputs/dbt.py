@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lineage_cli.errors import InputError
 from lineage_cli.harvest.inputs.dbt_files import ProjectFiles, project_manifest
 from lineage_cli.harvest.inputs.files import display_path
 from lineage_cli.harvest.inputs.json_types import json_type, type_name
@@ -58,7 +59,7 @@ _NEVER_NULL = ("resource_type", "language")  # strings; a node without a languag
 _CATALOG_COLUMN: dict[str, type] = {"name": str, "type": str, "index": int}
 
 
-class DbtError(ValueError):
+class DbtError(InputError):
     """The dbt project or its manifest cannot be read."""
 
 

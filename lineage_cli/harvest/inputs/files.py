@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from lineage_cli.errors import InputError
 from lineage_cli.model import Issue
+
+
+class MissingPathError(InputError, FileNotFoundError):
+    """A PATH to harvest that names no file or folder; a ``FileNotFoundError`` too, as it was."""
 
 
 class SqlFile(NamedTuple):
@@ -40,7 +45,7 @@ def sql_files(paths: Iterable[str | os.PathLike[str]]) -> FoundFiles:
         elif os.path.isfile(path):
             files = [SqlFile(path, os.path.realpath(path))]
         else:
-            raise FileNotFoundError(f"{path}: no such file or directory")
+            raise MissingPathError(f"{path}: no such file or directory")
         for file in files:
             names.setdefault(file.real, file.path)
     found.files = [SqlFile(path, real) for real, path in names.items()]

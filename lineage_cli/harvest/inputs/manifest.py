@@ -29,15 +29,16 @@ from typing import Any
 
 import yaml
 
+from lineage_cli.errors import InputError
 from lineage_cli.harvest.inputs.files import display_path, inside
-from lineage_cli.harvest.templates.placeholders import read_vars_file, template_values
+from lineage_cli.harvest.templates.placeholders import VarsError, read_vars_file, template_values
 from lineage_cli.model import Issue
 from lineage_cli.yamlsafe import compose, construct
 
 _LIST_SEPARATOR = re.compile(r"[;,]")
 
 
-class ManifestError(ValueError):
+class ManifestError(InputError):
     """The manifest cannot be read at all."""
 
 
@@ -132,14 +133,14 @@ def _top_level(data: Mapping[str, Any], manifest: Manifest) -> None:
             raise ManifestError(f"{manifest.display}: vars_file {data['vars_file']}: {_outside(manifest)}")
         try:
             manifest.variables, manifest.defaults = read_vars_file(vars_path)
-        except (OSError, ValueError) as error:
+        except InputError as error:  # it cannot be read, is no YAML, or holds no variables
             raise ManifestError(f"{manifest.display}: vars_file {data['vars_file']}: {error}") from None
     for key, into in (("vars", manifest.variables), ("defaults", manifest.defaults)):
         value = data.get(key)
         if isinstance(value, dict):
             try:
                 into.update(template_values(value, f"{manifest.display}: {key}"))
-            except ValueError as error:
+            except VarsError as error:
                 raise ManifestError(str(error)) from None
         elif value is not None:
             raise ManifestError(f"{manifest.display}: '{key}' must be a mapping")

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lineage_cli.errors import InputError
 from lineage_cli.harvest.templates.markers import JINJA_OPEN
 from lineage_cli.harvest.templates.params import Placeholders
 
@@ -95,6 +96,10 @@ def render(
     return Rendered(text, placeholders, lines, warnings)
 
 
+class VarsError(InputError, ValueError):  # a ValueError too: a manifest entry's checks catch that
+    """Template values that cannot be used: a vars file that cannot be read, a value that is no single value."""
+
+
 def read_vars_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[str, str]]:
     """The values and the defaults (its ``defaults:`` mapping) of a YAML vars file.
 
@@ -102,9 +107,13 @@ def read_vars_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], dict[s
     """
     from lineage_cli.yamlsafe import load  # only a run given a vars file pays for yaml
 
-    data = load(Path(path).read_text(encoding="utf-8"), os.fspath(path)) or {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise VarsError(str(error)) from error
+    data = load(text, os.fspath(path)) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of variable names to values")
+        raise VarsError(f"{path}: expected a mapping of variable names to values")
     defaults = data.pop("defaults", None) if isinstance(data.get("defaults"), dict) else None
     return template_values(data, f"{path}"), template_values(defaults or {}, f"{path}: defaults")
 
@@ -121,9 +130,11 @@ def template_values(mapping: Mapping[object, object], where: str) -> dict[str, s
 
     >>> template_values({"day": 1, "db": "ods", "none": None}, "vars.yaml")
     {'day': '1', 'db': 'ods', 'none': ''}
-    >>> template_values({"dbs": ["a", "b"]}, "vars.yaml")
-    Traceback (most recent call last):
-    ValueError: vars.yaml: variable 'dbs': expected a single value (text, number, true/false, date or null), got a list
+    >>> try:
+    ...     template_values({"dbs": ["a", "b"]}, "vars.yaml")
+    ... except VarsError as error:
+    ...     print(error)
+    vars.yaml: variable 'dbs': expected a single value (text, number, true/false, date or null), got a list
     """
     for name, value in mapping.items():
         if not isinstance(value, SINGLE_VALUES):
@@ -131,5 +142,5 @@ def template_values(mapping: Mapping[object, object], where: str) -> dict[str, s
             kind = (
                 "mapping" if isinstance(value, Mapping) else "list" if isinstance(value, list) else type(value).__name__
             )
-            raise ValueError(f"{where}: variable {str(name)!r}: expected {expected}, got a {kind}")
+            raise VarsError(f"{where}: variable {str(name)!r}: expected {expected}, got a {kind}")
     return {str(k): "" if v is None else str(v) for k, v in mapping.items()}
