@@ -56,14 +56,21 @@ def test_readme_query_examples_print_what_the_readme_shows(tmp_path, monkeypatch
     assert outcome.output.strip() == expected.strip()
 
 
-def test_readme_python_api_example_runs_and_answers_like_the_cli(tmp_path, monkeypatch) -> None:
+def test_readme_python_api_example_runs_and_answers_like_the_cli(tmp_path, monkeypatch, capsys) -> None:
     code = README.split("## Python API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     shutil.copytree(WAREHOUSE, tmp_path / "fixtures" / "sql" / "warehouse")
     monkeypatch.chdir(tmp_path)
     assert CliRunner().invoke(cli, ["harvest", "fixtures/sql/warehouse", "-q"]).exit_code == 0
     namespace: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
-    cli_json = CliRunner().invoke(cli, ["down", "stg.pos_sales", "--walkplan", "impact", "--format", "json"]).output
-    impact = namespace["impact"]
-    assert json.loads(cli_json) == impact.to_dict()  # type: ignore[attr-defined]
+    answers = {
+        "impact": ["down", "stg.pos_sales", "--walkplan", "impact"],
+        "schemas": ["up", "mart.sales_daily", "--depth", "2", "--level", "schema"],
+        "route": ["path", "stg.pos_sales", "mart.sales_daily"],
+    }
+    for name, command in answers.items():
+        cli_json = CliRunner().invoke(cli, [*command, "--format", "json"]).output
+        assert json.loads(cli_json) == namespace[name].to_dict(), name  # type: ignore[attr-defined]
     assert max(n.depth for n in namespace["result"].nodes) == 2  # type: ignore[attr-defined]
+    assert "\n1 no table, view or column named 'mart.sales_dayly'; closest: mart.sales_daily" in capsys.readouterr().out
+    assert namespace["harvested"].statements == 47 and namespace["harvested"].errors == []  # type: ignore[attr-defined]

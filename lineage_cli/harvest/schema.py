@@ -193,6 +193,16 @@ class SchemaCatalog:
         return hashlib.sha256(json.dumps(state).encode()).hexdigest()
 
 
+def as_catalog(schema: SchemaCatalog | Mapping[str, Any] | str | os.PathLike[str] | None) -> SchemaCatalog:
+    """What a caller gives as a schema, as a catalog: a catalog as it is, a YAML or JSON file read, a mapping
+    in any shape ``from_mapping`` reads (None: no tables)."""
+    if isinstance(schema, SchemaCatalog):
+        return schema
+    if isinstance(schema, (str, os.PathLike)):
+        return SchemaCatalog.from_file(schema)
+    return SchemaCatalog.from_mapping(schema)
+
+
 def _json(text: str, path: str | os.PathLike[str]) -> object:
     try:
         return json.loads(text)

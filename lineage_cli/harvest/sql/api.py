@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.schema import SchemaCatalog, as_catalog
 from lineage_cli.harvest.sql.script import analyze_template
 from lineage_cli.harvest.sql.statements import StatementLineage
 from lineage_cli.model import Issue
@@ -44,21 +44,13 @@ def parse_sql(
     ods.orders.amount mart.t.total projection AGGREGATION
     ods.orders.ok mart.t predicate FILTER
     """
-    catalog = _catalog(schema)
+    catalog = as_catalog(schema)
     script = analyze_template(sql, file, dialect, default_schema, catalog=catalog, variables=variables)
     return {
         "statements": [_statement(file, lineage) for lineage in script.lineage],
         "errors": _issues(script.issues, "error"),
         "warnings": _issues(script.issues, "warning"),
     }
-
-
-def _catalog(schema: SchemaCatalog | Mapping[str, Any] | str | os.PathLike[str] | None) -> SchemaCatalog:
-    if isinstance(schema, SchemaCatalog):
-        return schema
-    if isinstance(schema, (str, os.PathLike)):
-        return SchemaCatalog.from_file(schema)
-    return SchemaCatalog.from_mapping(schema)
 
 
 def _statement(file: str, lineage: StatementLineage) -> dict[str, Any]:
