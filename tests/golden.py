@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FOLDER = Path(__file__).resolve().parents[1] / "fixtures" / "sql" / "columns"
+from tests.conftest import REPO
+
+FOLDER = REPO / "fixtures" / "sql" / "columns"
 _META = re.compile(r"^--\s*(title|dialect|schema|vars|default_schema|tables|errors|warnings|expect):\s*(.*?)\s*$")
 HEADERS = {"dialect", "schema", "vars", "default_schema"}
 

@@ -18,9 +18,9 @@ from lineage_cli.harvest.schema import SchemaCatalog, SchemaError
 from lineage_cli.harvest.sql.script import analyze_script
 from lineage_cli.harvest.templates.placeholders import substitute
 from tests.bounded import run_bounded, yaml_bomb
-from tests.conftest import generate_warehouse
+from tests.conftest import REPO, generate_warehouse
 
-SEMANTICS = Path(__file__).resolve().parents[1] / "docs" / "lineage-semantics.md"
+SEMANTICS = REPO / "docs" / "lineage-semantics.md"
 
 P, Q = "projection", "predicate"
 ID, TR, TM, AG, AM = "IDENTITY", "TRANSFORMATION", "TRANSFORMATION_MASKING", "AGGREGATION", "AGGREGATION_MASKING"

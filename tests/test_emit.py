@@ -18,9 +18,8 @@ from lineage_cli.emit.formats import FORMATS, emit, format_from_path
 from lineage_cli.emit.tree import SEE_ABOVE, tree_text
 from lineage_cli.model import NodeKind
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
-from tests.conftest import assert_valid_format
+from tests.conftest import REPO, assert_valid_format
 
-REPO = Path(__file__).resolve().parents[1]
 G = "{http://graphml.graphdrawing.org/xmlns}"
 Y = "{http://www.yworks.com/xml/graphml}"
 

@@ -9,18 +9,14 @@ table edges when ``-- tables:`` is given, the error lines when ``-- errors:`` is
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import sqlglot
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from golden import FOLDER, load_cases  # noqa: E402
-
 from lineage_cli.harvest.sql.split import parse_script  # noqa: E402
 from lineage_cli.profiles import load_profile  # noqa: E402
+from tests.golden import FOLDER, load_cases
 
 CASES = load_cases()
 EDGE = re.compile(r"^(\?\.\S+|\S+) -> (\S+) (PROJECTION|PREDICATE)/([A-Z_]+)$")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import skip_for_want_of
+from tests.conftest import REPO, skip_for_want_of
 from tests.peer.fetch import SDIST, VERSION
 
-PEER = Path(__file__).resolve().parent / "peer"
+PEER = REPO / "tests" / "peer"
 
 # Why our answers differ from the suite's expectations, on purpose (docs/lineage-semantics.md) or for want
 # of a parser, and the cases each reason covers ("<file>::<test>" under the suite's tests/sql).
@@ -124,8 +124,7 @@ def peer_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_peer_suite_disagrees_only_where_known(peer_suite: Path) -> None:
-    repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(PEER / "shim"), str(repo)))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(PEER / "shim"), str(REPO)))}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", "--no-header", "sql"]
     run = subprocess.run(command, cwd=peer_suite, env=env, capture_output=True, text=True)
     assert " passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]

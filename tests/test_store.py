@@ -25,6 +25,7 @@ from lineage_cli.store.layout import FORMAT_VERSION, StoreError, StoreWriteError
 from lineage_cli.store.lock import lock_path
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
+from tests.conftest import REPO
 
 
 def small_graph() -> Graph:
@@ -184,9 +185,8 @@ def test_other_format_version_says_reharvest(store_file, version, age) -> None:
 
 def test_the_format_document_lists_every_section_with_its_dtype(store_file) -> None:
     import re
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "store-format.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "store-format.md").read_text(encoding="utf-8")
     assert f"# Store format (version {FORMAT_VERSION})" in text
     documented = dict(re.findall(r"^\| `(\w+)` \| `\\?([|<]\w+)` \|", text, flags=re.MULTILINE))
     written = {name: section.dtype for name, section in open_store(store_file).header.sections.items()}
@@ -330,7 +330,7 @@ def test_with_no_wait_a_second_writer_fails_at_once_and_readers_do_not_wait(tmp_
 def test_a_second_harvest_waits_for_the_first_and_says_so(tmp_path) -> None:
     store = tmp_path / "graph.lin"
     command = [sys.executable, "-m", "lineage_cli", "harvest", str(sql_folder(tmp_path)), "--store", str(store), "-q"]
-    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    environment = {**os.environ, "PYTHONPATH": str(REPO)}
     with held(store):
         waiting = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
