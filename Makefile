@@ -32,7 +32,7 @@ demo: install
 	@if command -v dot >/dev/null 2>&1; then $(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) -o demo.svg; \
 	else echo "demo.svg skipped: it is drawn by Graphviz's dot, which is not installed (apt-get install graphviz)"; fi
 
-# The peer differential (tests/test_peer_sqllineage.py) runs sqllineage's own SQL test suite: its sdist is
+# The peer differential (tests/peer/test_peer_sqllineage.py) runs sqllineage's own SQL test suite: its sdist is
 # fetched into .cache/peer by the first step of `make test` (a no-op once cached), so that pytest never needs
 # the network (without the sdist that one test skips, saying why).
 test: install

@@ -103,5 +103,5 @@ def flow(flow_store: Path):
     return open_store(flow_store)
 
 
-# tests/peer holds sqllineage stand-ins and helpers for test_peer_sqllineage.py's subprocess, not tests
-collect_ignore = ["peer"]
+# tests/peer/test_peer_sqllineage.py's stand-ins for sqllineage, and the helpers its subprocess loads: not tests
+collect_ignore = ["peer/shim", "peer/helpers.py"]

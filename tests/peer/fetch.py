@@ -1,4 +1,4 @@
-"""Fetch the sqllineage sdist whose SQL test suite ``tests/test_peer_sqllineage.py`` runs, before the tests.
+"""Fetch the sqllineage sdist whose SQL test suite ``tests/peer/test_peer_sqllineage.py`` runs, before the tests.
 
 ``make test`` runs this in its install step (``python -m tests.peer.fetch``), so that pytest itself never
 needs the network: the test reads the cached sdist and skips with the reason when it is not there.
@@ -32,4 +32,4 @@ def fetch() -> str | None:
 if __name__ == "__main__":
     problem = fetch()
     if problem:
-        print(f"note: {problem}; tests/test_peer_sqllineage.py will skip", file=sys.stderr)
+        print(f"note: {problem}; tests/peer/test_peer_sqllineage.py will skip", file=sys.stderr)

@@ -1,6 +1,6 @@
 """sqllineage's test helpers, answered by ``lineage_cli.parse_sql``: its own test suite as a peer check.
 
-``tests/test_peer_sqllineage.py`` puts this file in place of the suite's ``helpers.py``.  Where the two
+``tests/peer/test_peer_sqllineage.py`` puts this file in place of the suite's ``helpers.py``.  Where the two
 tools name things differently by design, the answer is mapped to sqllineage's conventions first:
 
 * an unqualified table gets the dialect's default schema here (``default.t``, ``dbo.t``), not there;

@@ -23,7 +23,7 @@ from lineage_cli.walk import planned, shape, traverse
 from lineage_cli.walk.query import TABLE_FLOW
 from lineage_cli.walk.result import ROLES, LineageResult, ResultEdge, ResultNode
 from lineage_cli.walk.traverse import Walk, bfs
-from tests.walks import write_graph
+from tests.walk.walks import write_graph
 
 KINDS = [NodeKind.TABLE, NodeKind.VIEW, NodeKind.TRANSFORMATION, NodeKind.COLUMN]
 EDGE = st.tuples(

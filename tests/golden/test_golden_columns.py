@@ -16,7 +16,7 @@ import sqlglot
 
 from lineage_cli.harvest.sql.split import parse_script  # noqa: E402
 from lineage_cli.profiles import load_profile  # noqa: E402
-from tests.golden import FOLDER, load_cases
+from tests.golden.golden import FOLDER, load_cases
 
 CASES = load_cases()
 EDGE = re.compile(r"^(\?\.\S+|\S+) -> (\S+) (PROJECTION|PREDICATE)/([A-Z_]+)$")

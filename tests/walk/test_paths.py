@@ -17,7 +17,7 @@ from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 from lineage_cli.walk.paths import NoPath, lineage_path
 from lineage_cli.walk.workflow_io import StepNotFound, workflow_io
-from tests.walks import edges, nodes
+from tests.walk.walks import edges, nodes
 
 #  a -> b -> d -> f       three routes from a to d: a b d (shortest), a b c e d, a c e d;
 #  a -> c -> e -> d       d -> a closes a cycle that no simple path may use

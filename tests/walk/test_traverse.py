@@ -21,7 +21,7 @@ from lineage_cli.store.reader import Store
 from lineage_cli.walk import traverse
 from lineage_cli.walk.traverse import ALL_TYPES, OTHER_TYPES, Walk, bfs
 from tests.conftest import REPO
-from tests.walks import write_graph
+from tests.walk.walks import write_graph
 
 TYPES = [int(t) for t in EdgeType]
 EDGE = st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.sampled_from(TYPES), st.integers(0, 7))

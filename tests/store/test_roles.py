@@ -14,7 +14,7 @@ from lineage_cli.store.reader import open_store
 from lineage_cli.store.roles import node_roles
 from lineage_cli.walk.query import lineage
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
-from tests.walks import golden_edges
+from tests.walk.walks import golden_edges
 
 G = "{http://graphml.graphdrawing.org/xmlns}"
 Y = "{http://www.yworks.com/xml/graphml}"

@@ -413,7 +413,7 @@ def test_a_hive_expression_of_another_type_is_no_expression(tmp_path) -> None:
 
 def test_an_import_into_a_damaged_store_says_so_and_leaves_it_alone(runner, tmp_path, monkeypatch) -> None:
     from lineage_cli.store import reader
-    from tests.test_store import damage_offsets
+    from tests.store.test_store import damage_offsets
 
     (tmp_path / "e.csv").write_text("source,target\na,b\n")
     assert runner.invoke(cli, ["import", "e.csv"]).exit_code == 0

@@ -17,7 +17,7 @@ from lineage_cli.harvest.batch import harvest
 from lineage_cli.model import NodeKind, Subtype
 from lineage_cli.store.writer import write_store
 from tests.conftest import REPO, assert_valid_format
-from tests.storeview import read_store
+from tests.store.storeview import read_store
 
 COLUMNS = REPO / "fixtures" / "sql" / "columns"
 
@@ -266,7 +266,7 @@ def test_import_reads_a_json_array_document_and_names_the_bad_event(tmp_path) ->
 
 
 def test_export_of_one_lineage_keeps_exactly_the_statements_it_walks_through(stores, tmp_path) -> None:
-    from tests.test_walk import ancestors, golden_edges
+    from tests.walk.test_walk import ancestors, golden_edges
 
     upstream = ancestors("rpt.v_sales_weekly", golden_edges())
     written = {t for _, t in golden_edges() if t in upstream}  # every upstream dataset a statement writes

@@ -16,8 +16,8 @@ from lineage_cli.walk.planned import _GeneralWalk, compile_plan, plan_walk
 from lineage_cli.walk.query import lineage
 from lineage_cli.walk.walkplan import builtin_plan, load_plan
 from tests.conftest import WAREHOUSE
-from tests.storeview import read_store
-from tests.walks import (
+from tests.store.storeview import read_store
+from tests.walk.walks import (
     OOZIE,
     REVENUE_UPSTREAM,
     STATEMENTS,

@@ -15,7 +15,7 @@ from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from tests.bounded import run_bounded, yaml_bomb
 from tests.conftest import REPO, generate_warehouse
-from tests.storeview import golden, read_store
+from tests.store.storeview import golden, read_store
 
 OOZIE = REPO / "fixtures" / "sql" / "oozie"
 PREFIX = "fixtures/sql/oozie/"

@@ -18,7 +18,7 @@ from lineage_cli.harvest.templates.jinja import render_jinja
 from lineage_cli.harvest.templates.placeholders import VarsError, read_vars_file, render
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.bounded import run_bounded, yaml_bomb
-from tests.storeview import read_store
+from tests.store.storeview import read_store
 
 
 def statements(sql: str, dialect: str = "hive", **options) -> list[tuple[int, list[str], list[str]]]:

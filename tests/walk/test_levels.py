@@ -11,7 +11,7 @@ from lineage_cli.cli import cli
 from lineage_cli.model import NodeKind, schema_of
 from lineage_cli.walk.levels import LEVELS, LevelError, load_datamarts, rollup
 from lineage_cli.walk.query import lineage
-from tests.walks import REVENUE_UPSTREAM, closure, edges, golden_edges, nodes
+from tests.walk.walks import REVENUE_UPSTREAM, closure, edges, golden_edges, nodes
 
 
 def test_the_cli_offers_every_level() -> None:

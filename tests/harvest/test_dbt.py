@@ -14,7 +14,7 @@ from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.inputs.dbt import DbtError, load_dbt
 from tests.conftest import REPO
-from tests.storeview import golden, read_store
+from tests.store.storeview import golden, read_store
 
 DBT = REPO / "fixtures" / "dbt"
 

@@ -1,0 +1,1 @@
+"""Golden cases: fixtures/sql/ SQL in, edges out."""

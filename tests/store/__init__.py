@@ -1,0 +1,1 @@
+"""Tests of lineage_cli's store stage."""
