@@ -9,8 +9,7 @@ each column reference (``resolve``) in its block, the select aliases and the enc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from functools import cache
+from collections.abc import Callable, Iterable, Iterator
 
 from sqlglot import exp
 
@@ -116,59 +115,6 @@ def output_columns(write: Write, ctx: Context, catalog: SchemaCatalog) -> list[s
 
 # A sequence's next and current value (Oracle, Snowflake, DB2): `seq.NEXTVAL` names no table.
 _SEQUENCE_VALUES = frozenset(("nextval", "currval"))
-
-
-(
-    _LEAF,
-    _COLUMN,
-    _PASS,
-    _CASE,
-    _IF,
-    _NVL2,
-    _DECODE,
-    _WINDOW,
-    _QUERY,
-    _DOT,
-    _ORDER,
-    _AGG_FILTER,
-    _WITHIN_GROUP,
-    _FUNC,
-    _OTHER,
-) = range(15)
-
-_LEAF_TYPES = (exp.Literal, exp.Identifier, exp.Var, exp.DataType, exp.Star, exp.Null, exp.Boolean, exp.Placeholder)
-_PASS_TYPES = (exp.Alias, exp.Paren, exp.Distinct, exp.IgnoreNulls, exp.RespectNulls)
-_SPECIAL_TYPES: dict[type, int] = {
-    exp.Column: _COLUMN,
-    exp.Parameter: _COLUMN,  # Snowflake's positional $1
-    exp.Case: _CASE,
-    exp.If: _IF,
-    exp.Nvl2: _NVL2,
-    exp.DecodeCase: _DECODE,
-    exp.Window: _WINDOW,
-    exp.Dot: _DOT,
-    exp.Order: _ORDER,
-    exp.Filter: _AGG_FILTER,
-    exp.WithinGroup: _WITHIN_GROUP,
-}
-
-
-@cache
-def _node_kind(node_type: type) -> int:
-    special = _SPECIAL_TYPES.get(node_type)
-    if special is not None:
-        return special
-    if issubclass(node_type, exp.Column):
-        return _COLUMN
-    if issubclass(node_type, _LEAF_TYPES):
-        return _LEAF
-    if issubclass(node_type, _PASS_TYPES):
-        return _PASS
-    if issubclass(node_type, exp.Query):
-        return _QUERY
-    if issubclass(node_type, exp.Func):
-        return _FUNC
-    return _OTHER
 
 
 class _Analysis:
@@ -356,62 +302,118 @@ class _Analysis:
         clauses: tuple[int, ...],
     ) -> None:
         """Walk ``node``: value paths (``level`` set) feed ``acc.values``; conditions feed ``acc.conds``;
-        every column read inside a predicate construct is emitted with the ``clauses`` subtypes."""
-        kind = _node_kind(type(node))
-        if kind == _LEAF:
-            return
-        if kind == _COLUMN:
-            self._column(node, block, level, acc, clauses)  # type: ignore[arg-type]
-        elif kind in (_PASS, _OTHER, _FUNC):
-            if kind == _FUNC and level is not None:
-                level = max(level, self.levels.level(node))
-            elif kind == _OTHER and level is not None and level < TRANSFORMATION:
-                level = TRANSFORMATION
-            children = _chain(node) if isinstance(node, exp.Binary) else _children(node)
-            for child in children:
-                self.visit(child, block, level, acc, clauses)
-        elif kind in (_CASE, _IF) and _is_desugared(node):  # DIV0(a, b) parsed as IF(b = 0, 0, a / b)
-            raised = _raise(level, TRANSFORMATION)
-            for child in _children(node):
-                self.visit(child, block, raised, acc, clauses)
-        elif kind == _CASE:
-            self._case(node, block, level, acc, clauses)  # type: ignore[arg-type]
-        elif kind in (_IF, _NVL2):
-            self.condition(node.this, block, acc, clauses)
-            raised = _raise(level, TRANSFORMATION)
-            for key in ("true", "false"):
-                if (branch := node.args.get(key)) is not None:
-                    self.visit(branch, block, raised, acc, clauses)
-        elif kind == _DECODE:
-            self._decode(node, block, level, acc, clauses)
-        elif kind == _WINDOW:
-            self.visit(node.this, block, level, acc, clauses)
-            self.window_spec(node, block, acc, clauses)
-        elif kind == _QUERY:
-            self._subquery(node, block, level, acc, clauses)
-        elif kind == _DOT and (row := self._row_variable(node)) is not None:
+        every column read inside a predicate construct is emitted with the ``clauses`` subtypes.
+
+        Each kind of expression has its visitor in ``_VISITORS``, below the class."""
+        visitor = _VISITOR_OF.get(type(node)) or _visitor(type(node))
+        visitor(self, node, block, level, acc, clauses)
+
+    def _leaf(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """A literal, identifier, type, star, NULL or placeholder: no column under it."""
+
+    def _pass(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """An alias, parentheses, DISTINCT, IGNORE / RESPECT NULLS: what is under it passes unchanged."""
+        self._walk_children(node, block, level, acc, clauses)
+
+    def _function(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """A function call: at least the level the profile gives it (SUM aggregates, SHA2 masks)."""
+        if level is not None:
+            level = max(level, self.levels.level(node))
+        self._walk_children(node, block, level, acc, clauses)
+
+    def _operator(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """Any other expression (an operator, a comparison, CAST ...): a transformation of what it reads."""
+        if level is not None and level < TRANSFORMATION:
+            level = TRANSFORMATION
+        self._walk_children(node, block, level, acc, clauses)
+
+    def _walk_children(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        children = _chain(node) if isinstance(node, exp.Binary) else _children(node)
+        for child in children:
+            self.visit(child, block, level, acc, clauses)
+
+    def _desugared(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """DIV0(a, b) parsed as IF(b = 0, 0, a / b): a transformation of its arguments, with no condition."""
+        raised = _raise(level, TRANSFORMATION)
+        for child in _children(node):
+            self.visit(child, block, raised, acc, clauses)
+
+    def _if(
+        self, node: exp.If, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        if _is_desugared(node):  # DIV0(a, b), ZEROIFNULL(x)
+            self._desugared(node, block, level, acc, clauses)
+        else:
+            self._if_else(node, block, level, acc, clauses)
+
+    def _if_else(
+        self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """IF(c, a, b) / NVL2(x, a, b): the first argument decides, the branches are values."""
+        self.condition(node.this, block, acc, clauses)
+        raised = _raise(level, TRANSFORMATION)
+        for key in ("true", "false"):
+            if (branch := node.args.get(key)) is not None:
+                self.visit(branch, block, raised, acc, clauses)
+
+    def _window(
+        self, node: exp.Window, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        self.visit(node.this, block, level, acc, clauses)
+        self.window_spec(node, block, acc, clauses)
+
+    def _dot(
+        self, node: exp.Dot, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """Struct field access on an expression (a.b.c beyond what a Column holds), or a trigger's ``:NEW.c``."""
+        if (row := self._row_variable(node)) is not None:
             self._absorb(row, block, level, acc, clauses)
-        elif kind == _DOT:  # struct field access on an expression: a.b.c beyond what a Column holds
-            raised = _raise(level, TRANSFORMATION)
-            self.visit(node.this, block, raised, acc, clauses)
-            if not isinstance(node.expression, exp.Identifier):  # schema.function(args)
-                self.visit(node.expression, block, raised, acc, clauses)
-        elif kind == _ORDER:  # ARRAY_AGG(x ORDER BY y): y orders the value, it is not one
-            if node.this is not None:
-                self.visit(node.this, block, level, acc, clauses)
-            for item in node.expressions:
-                self.visit(item, block, None, acc, clauses + (SORT,) if level is not None else clauses)
-        elif kind == _WITHIN_GROUP and level is not None and node.this.find(exp.Column) is None:
+            return
+        raised = _raise(level, TRANSFORMATION)
+        self.visit(node.this, block, raised, acc, clauses)
+        if not isinstance(node.expression, exp.Identifier):  # schema.function(args)
+            self.visit(node.expression, block, raised, acc, clauses)
+
+    def _order(
+        self, node: exp.Order, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """ARRAY_AGG(x ORDER BY y): y orders the value, it is not one."""
+        if node.this is not None:
+            self.visit(node.this, block, level, acc, clauses)
+        for item in node.expressions:
+            self.visit(item, block, None, acc, clauses + (SORT,) if level is not None else clauses)
+
+    def _within_group(
+        self, node: exp.WithinGroup, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        if level is not None and node.this.find(exp.Column) is None:
             # PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x): an ordered-set aggregate picks its value from x
             order = node.expression
             for item in order.expressions if isinstance(order, exp.Order) else ():
                 self.visit(item, block, max(level, self.levels.level(node.this)), acc, clauses)
-        elif kind == _WITHIN_GROUP:  # LISTAGG(x) WITHIN GROUP (ORDER BY y): the generic walk makes y SORT
-            self.visit(node.this, block, _raise(level, TRANSFORMATION), acc, clauses)
-            self.visit(node.expression, block, _raise(level, TRANSFORMATION), acc, clauses)
-        elif kind == _AGG_FILTER:  # SUM(x) FILTER (WHERE c): c decides like a CASE condition
-            self.visit(node.this, block, level, acc, clauses)
-            self.condition(node.expression, block, acc, clauses)
+            return
+        # LISTAGG(x) WITHIN GROUP (ORDER BY y): the generic walk makes y SORT
+        self.visit(node.this, block, _raise(level, TRANSFORMATION), acc, clauses)
+        self.visit(node.expression, block, _raise(level, TRANSFORMATION), acc, clauses)
+
+    def _aggregate_filter(
+        self, node: exp.Filter, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """SUM(x) FILTER (WHERE c): c decides like a CASE condition."""
+        self.visit(node.this, block, level, acc, clauses)
+        self.condition(node.expression, block, acc, clauses)
 
     def condition(
         self, node: exp.Expression | None, block: _Block, acc: _Lineage | None, clauses: tuple[int, ...]
@@ -435,6 +437,9 @@ class _Analysis:
     def _case(
         self, node: exp.Case, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
     ) -> None:
+        if _is_desugared(node):  # a CASE the parser built from a plain function
+            self._desugared(node, block, level, acc, clauses)
+            return
         self.condition(node.this, block, acc, clauses)  # the simple-CASE operand is compared, not returned
         raised = _raise(level, TRANSFORMATION)
         for branch in node.args.get("ifs") or ():
@@ -580,3 +585,50 @@ class _Analysis:
         names, position = source.names(), int(number.name) - 1
         known = names[: names.index(STAR)] if STAR in names else names
         return source.column(known[position] if position < len(known) else f"${number.name}", text)
+
+
+# How ``_Analysis.visit`` walks each kind of expression: a new SQL construct is one entry here and one visitor.
+# A class not listed takes the visitor of its nearest listed ancestor (``exp.Func`` covers every function), and
+# a node that has none (an operator, a comparison, CAST ...) is a transformation of what it reads (``_operator``).
+_VISITORS: dict[type[exp.Expression], Callable[..., None]] = {
+    exp.Literal: _Analysis._leaf,
+    exp.Identifier: _Analysis._leaf,
+    exp.Var: _Analysis._leaf,
+    exp.DataType: _Analysis._leaf,
+    exp.Star: _Analysis._leaf,
+    exp.Null: _Analysis._leaf,
+    exp.Boolean: _Analysis._leaf,
+    exp.Placeholder: _Analysis._leaf,
+    exp.Column: _Analysis._column,
+    exp.Parameter: _Analysis._column,  # Snowflake's positional $1
+    exp.Alias: _Analysis._pass,
+    exp.Paren: _Analysis._pass,
+    exp.Distinct: _Analysis._pass,
+    exp.IgnoreNulls: _Analysis._pass,
+    exp.RespectNulls: _Analysis._pass,
+    exp.Case: _Analysis._case,
+    exp.If: _Analysis._if,
+    exp.Nvl2: _Analysis._if_else,
+    exp.DecodeCase: _Analysis._decode,
+    exp.Window: _Analysis._window,
+    exp.Dot: _Analysis._dot,
+    exp.Order: _Analysis._order,
+    exp.Sort: _Analysis._operator,  # Hive's SORT BY / DISTRIBUTE BY: Orders to sqlglot, not an aggregate's ORDER BY
+    exp.Distribute: _Analysis._operator,
+    exp.WithinGroup: _Analysis._within_group,
+    exp.Filter: _Analysis._aggregate_filter,
+    exp.Query: _Analysis._subquery,
+    exp.Func: _Analysis._function,
+}
+
+
+# The visitor of every class met so far: one dictionary lookup per node once a class has been seen.
+_VISITOR_OF: dict[type, Callable[..., None]] = {}
+
+
+def _visitor(node_type: type) -> Callable[..., None]:
+    """The visitor of ``node_type``: its own entry in ``_VISITORS``, else its nearest listed ancestor's (in
+    method resolution order), else ``_operator``'s; remembered in ``_VISITOR_OF``."""
+    visitor = next((_VISITORS[base] for base in node_type.__mro__ if base in _VISITORS), _Analysis._operator)
+    _VISITOR_OF[node_type] = visitor
+    return visitor
