@@ -578,6 +578,25 @@ def test_pivot_and_unpivot():
     }
 
 
+# ----------------------------------------------------------------------------- the expression walk
+
+
+def test_each_expression_class_is_walked_by_its_nearest_listed_visitor():
+    """``visit`` dispatches through ``_VISITORS``: a class not listed takes its nearest listed ancestor's visitor,
+    whatever was looked up before (a sqlglot function or query has ``exp.Expression`` before ``exp.Func`` /
+    ``exp.Query`` in its method resolution order, so remembering ``exp.Expression``'s must not shadow them)."""
+    from sqlglot import exp
+
+    from lineage_cli.harvest.sql.columns.analysis import _Analysis, _visitor
+
+    assert _visitor(exp.Expression) is _Analysis._operator
+    assert _visitor(exp.Add) is _Analysis._operator
+    assert _visitor(exp.Sum) is _Analysis._function
+    assert _visitor(exp.Select) is _Analysis._subquery
+    assert _visitor(exp.Pseudocolumn) is _Analysis._column  # Oracle's ROWNUM, a Column subclass
+    assert _visitor(exp.Sort) is _Analysis._operator  # Hive's SORT BY: an Order to sqlglot, no aggregate's ORDER BY
+
+
 # ----------------------------------------------------------------------------- statements
 
 
