@@ -4,7 +4,7 @@ A *simple* plan — every active rule forward, followed, its edge shown, no cond
 collected or not by kind, and only transformations left uncollected — is an edge-type mask for
 ``traverse.bfs`` (vectorized on wide hops), then ``shape.fold`` for the statements it does not collect:
 ``lineage up/down TABLE`` as it always ran.  Predicate rules (tied to their statement where they meet
-a column, ``columns.py``) and member rules (whose hops are not data hops) need the general walk.
+a column, ``predicates.py``) and member rules (whose hops are not data hops) need the general walk.
 
 The general walk is a breadth-first search in plain Python over a double-ended queue.  Depth counts
 *data hops*: a hop into a node that is not collected, or into a step (transformation, module,
@@ -344,7 +344,7 @@ class _GeneralWalk:
                 yield from self._predicates(node, along, by_type[PREDICATE], hops)
 
     def _predicates(self, column: int, along: bool, rules: list[_Rule], hops: int) -> Iterator[Step]:
-        """Predicate edges where they meet a column: tied to the statement that writes it (``columns.py``).
+        """Predicate edges where they meet a column: tied to the statement that writes it (``predicates.py``).
 
         Downstream, the column reaches the table a predicate gates, and through it the columns its
         statement writes there; upstream, the column reaches its table, and through it the columns gating

@@ -16,7 +16,7 @@ from lineage_cli.harvest.sql.statements.locations import file_location, placehol
 from lineage_cli.profiles import DialectProfile
 
 if TYPE_CHECKING:
-    from lineage_cli.harvest.sql.columns import ColumnEdge
+    from lineage_cli.harvest.sql.columns.lineage import ColumnEdge
 
 
 @dataclass(slots=True)
