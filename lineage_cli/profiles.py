@@ -3,8 +3,9 @@
 A profile names the sqlglot dialect that parses the SQL and holds what sqlglot does
 not know or what we decide per dialect: identifier case folding, the default schema,
 masking, counting and extra aggregate functions, placeholder styles, what ``USE`` switches,
-the pseudo-tables of a trigger.  The YAML files ship inside the wheel (``lineage_cli/dialects``)
-and sit at the repository root in a source checkout.
+the pseudo-tables of a trigger, whether a select alias is a name later in its select list.
+The YAML files ship inside the wheel (``lineage_cli/dialects``) and sit at the repository
+root in a source checkout.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ class DialectProfile:
     table_function_columns: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # One-row tables of no data that queries name to select expressions (Oracle's and MySQL's DUAL): no dataset
     dummy_tables: frozenset[str] = frozenset()
+    # Whether a select-list alias may be named later in the same select list (Snowflake's `a + 1 AS b, b * 2
+    # AS c`); where it may not, the name is a column of the FROM tables
+    lateral_column_aliases: bool = False
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -153,6 +157,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         trigger_row_variables=_lower_set(data.get("trigger_row_variables")),
         select_into=_select_into(path, data.get("select_into")),
         dummy_tables=_lower_set(data.get("dummy_tables")),
+        lateral_column_aliases=bool(data.get("lateral_column_aliases", False)),
         table_function_columns=tuple(
             (str(name).lower(), tuple(str(c).lower() for c in columns))
             for name, columns in (data.get("table_function_columns") or {}).items()

@@ -35,3 +35,9 @@ def test_choosing_a_profile_imports_no_sqlglot() -> None:
     probe += "print('sqlglot' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO)
     assert run.stdout.strip() == "False"
+
+
+def test_lateral_column_aliases_are_a_fact_of_the_dialect() -> None:
+    lateral = {"snowflake", "redshift", "databricks", "spark", "duckdb", "teradata"}
+    for name in ("ansi", "postgres", "tsql", "bigquery", "mysql", "oracle", "hive", "trino", *lateral):
+        assert load_profile(name).lateral_column_aliases == (name in lateral), name

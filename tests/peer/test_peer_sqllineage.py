@@ -95,8 +95,6 @@ KNOWN = {
     UNRESOLVED: [
         "column/test_column_select_column.py::test_select_unqualified_column_from_join_is_unresolved",
         "column/test_column_select_lateral_alias_ref.py::test_column_disable_lateral_ref_within_subquery",
-        "column/test_column_select_lateral_alias_ref.py::test_column_top_level_disable_lateral_ref",
-        "column/test_column_select_lateral_alias_ref.py::test_column_top_level_disable_lateral_ref_with_metadata_from_table",
     ],
     POSITIONS: [
         "column/test_column_select_column.py::test_select_column_wildcard_with_qualifier",

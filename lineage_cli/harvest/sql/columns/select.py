@@ -200,6 +200,8 @@ class _SelectBlock(_Block):
         return name in _GROUPING_COLUMNS and self.select.args.get("group") is not None
 
     def alias(self, name: str) -> _Lineage | None:
+        if self._busy and not self.analysis.ctx.profile.lateral_column_aliases:
+            return None  # the select list is being read: its earlier aliases are not names here
         if not self._aliases and self._outputs is None and not self._busy:
             self.outputs()
         return self._aliases.get(name)
