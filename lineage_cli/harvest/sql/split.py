@@ -96,9 +96,12 @@ def parse_script(
         if declaring and first not in _FLOW_OPENERS and first not in _OPENED_STARTS:
             yield _declared(chunk[0].line, chunk)  # one more `name TYPE [DEFAULT x];` of a declare section
             continue
-        declaring = first == "DECLARE" or _opens_declarations(chunk)
+        opens_declarations = _opens_declarations(chunk)
+        declaring = first == "DECLARE" or opens_declarations
         if parameters := _routine_parameters(chunk):  # MySQL's `CREATE PROCEDURE p(IN d DATE) BEGIN ...`
             yield _declared(chunk[0].line, parameters)
+        if opens_declarations and (declaration := _header_declaration(chunk)):
+            yield _declared(chunk[0].line, declaration)  # PL/SQL's `PROCEDURE p IS v NUMBER;`: its first local
         if first == "FOR" and len(chunk) > 2 and chunk[2].text.upper() == "IN":  # FOR rec IN (SELECT ...) DO
             yield _declared(chunk[0].line, chunk[1:2])  # the loop's record is a variable
         if (piece := _opened_block(chunk, _OPENED_STARTS)) and (keep is None or keep(_words(piece))):
@@ -622,6 +625,7 @@ def _routine_parameters(chunk: list[Token]) -> list[Token]:
     """
     if not _is_routine_header(chunk):
         return []
+    chunk = _signature(chunk)
     opening = next((i for i, t in enumerate(chunk) if t.token_type is TokenType.L_PAREN), None)
     if opening is None or _holds_string(chunk):
         return []
@@ -639,6 +643,38 @@ def _routine_parameters(chunk: list[Token]) -> list[Token]:
             names += [Token(TokenType.COMMA, ","), token] if names else [token]
             expect_name = False
     return names
+
+
+def _signature(header: list[Token]) -> list[Token]:
+    """The routine header ``header`` ends with: from the last PROCEDURE / FUNCTION word before its first
+    parenthesis, so that a package body's first member (``CREATE PACKAGE BODY k IS PROCEDURE p(x DATE) IS``)
+    is the routine, not the package."""
+    start = 0
+    for index, token in enumerate(header):
+        if token.token_type is TokenType.L_PAREN:
+            break
+        if index and token.text.upper() in _MEMBER_ROUTINES:
+            start = index
+    return header[start:]
+
+
+def _header_declaration(header: list[Token]) -> list[Token]:
+    """The declaration that shares its piece with the routine header ``header`` opens: ``v NUMBER := 3`` of
+    PL/SQL's ``PROCEDURE p(x DATE) IS v NUMBER := 3;`` (the tokens past the IS / AS that follows the parameter
+    list); none after a trigger's header, or when the header ends at its IS / AS.
+
+    >>> tokens = Dialect.get_or_raise("oracle").tokenize("CREATE PACKAGE BODY k IS PROCEDURE p(d DATE) IS v INT := 3")
+    >>> [t.text for t in _header_declaration(tokens)]
+    ['v', 'INT', ':=', '3']
+    """
+    if "TRIGGER" in _words(header[:6]):
+        return []
+    signature = _signature(header)
+    for index, token in _outside_parentheses(signature):
+        if token.text.upper() in ("IS", "AS"):
+            declaration = signature[index + 1 :]
+            return declaration[1:] if declaration and declaration[0].text.upper() == "DECLARE" else declaration
+    return []
 
 
 _PARAMETER_MODES = frozenset({"IN", "OUT", "INOUT"})
