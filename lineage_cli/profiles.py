@@ -3,7 +3,8 @@
 A profile names the sqlglot dialect that parses the SQL and holds what sqlglot does
 not know or what we decide per dialect: identifier case folding, the default schema,
 masking, counting and extra aggregate functions, placeholder styles, what ``USE`` switches,
-the pseudo-tables of a trigger, whether a select alias is a name later in its select list.
+the pseudo-tables of a trigger, whether a select alias is a name later in its select list, the
+functions that move partitions between tables.
 The YAML files ship inside the wheel (``lineage_cli/dialects``) and sit at the repository
 root in a source checkout.
 """
@@ -84,6 +85,10 @@ class DialectProfile:
     # Whether a select-list alias may be named later in the same select list (Snowflake's `a + 1 AS b, b * 2
     # AS c`); where it may not, the name is a column of the FROM tables
     lateral_column_aliases: bool = False
+    # Functions a plain SELECT calls to move one table's partitions into another (Vertica's
+    # SWAP_PARTITIONS_BETWEEN_TABLES): name -> the positions of the source and the target table's name among its
+    # arguments, counted from 0
+    partition_functions: tuple[tuple[str, tuple[int, int]], ...] = ()
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -158,6 +163,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         select_into=_select_into(path, data.get("select_into")),
         dummy_tables=_lower_set(data.get("dummy_tables")),
         lateral_column_aliases=bool(data.get("lateral_column_aliases", False)),
+        partition_functions=_partition_functions(path, data.get("partition_functions")),
         table_function_columns=tuple(
             (str(name).lower(), tuple(str(c).lower() for c in columns))
             for name, columns in (data.get("table_function_columns") or {}).items()
@@ -172,6 +178,21 @@ def _use_switches(path: Path, values: object) -> tuple[tuple[str, str], ...]:
     if not isinstance(values, dict) or not all(str(v).lower() in _SWITCHED for v in values.values()):
         raise ProfileError(f"{path}: use_switches maps USE kinds to 'schema' or 'catalog'")
     return tuple(sorted((str(k or "").lower(), str(v).lower()) for k, v in values.items()))
+
+
+def _partition_functions(path: Path, values: object) -> tuple[tuple[str, tuple[int, int]], ...]:
+    """The ``partition_functions`` mapping of a profile file (``{name: [source, target]}``), checked."""
+    if values is None:
+        return ()
+    pairs = values.items() if isinstance(values, dict) else ()
+    checked = tuple(
+        (str(name).lower(), (int(where[0]), int(where[1])))
+        for name, where in pairs
+        if isinstance(where, list) and len(where) == 2 and all(isinstance(i, int) and i >= 0 for i in where)
+    )
+    if not isinstance(values, dict) or len(checked) != len(values):
+        raise ProfileError(f"{path}: partition_functions maps function names to [source, target] argument positions")
+    return checked
 
 
 _SELECT_INTO = frozenset({"table", "variables", "variables_in_routines"})

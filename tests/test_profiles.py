@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from sqlglot.dialects import DIALECTS
 from sqlglot.dialects.dialect import Dialect
 
-from lineage_cli.profiles import SQLGLOT_DIALECTS, ProfileError, load_profile
+from lineage_cli.profiles import SQLGLOT_DIALECTS, ProfileError, _profile_from_file, load_profile
 from tests.conftest import REPO
 
 
@@ -41,3 +42,22 @@ def test_lateral_column_aliases_are_a_fact_of_the_dialect() -> None:
     lateral = {"snowflake", "redshift", "databricks", "spark", "duckdb", "teradata"}
     for name in ("ansi", "postgres", "tsql", "bigquery", "mysql", "oracle", "hive", "trino", *lateral):
         assert load_profile(name).lateral_column_aliases == (name in lateral), name
+
+
+def test_mariadb_is_mysql_by_another_name() -> None:
+    mariadb, mysql = load_profile("mariadb"), load_profile("mysql")
+    assert mariadb.sqlglot_dialect == "mysql"
+    assert replace(mariadb, name="mysql", description=mysql.description) == mysql
+
+
+def test_vertica_partition_functions_name_their_source_and_target_arguments() -> None:
+    vertica = load_profile("vertica")
+    assert vertica.sqlglot_dialect == "postgres"
+    assert dict(vertica.partition_functions)["swap_partitions_between_tables"] == (0, 3)
+
+
+def test_a_malformed_partition_functions_fact_is_an_error(tmp_path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text('sqlglot_dialect: "postgres"\npartition_functions: {swap: [0]}\n', encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"x\.yaml: partition_functions maps function names"):
+        _profile_from_file(path)

@@ -65,14 +65,14 @@ WHOLE = ("errors.sql", "procedures.sql", "tsql_batches.sql", "sqlplus.sql", "not
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.file not in WHOLE], ids=lambda c: c.id)
 def test_loader_sql_parses_with_sqlglot(case):
-    sqlglot.parse(substitute(case.sql, case.vars), read=case.dialect)
+    sqlglot.parse(substitute(case.sql, case.vars), read=load_profile(case.dialect).sqlglot_dialect)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.file in WHOLE[1:]], ids=lambda c: c.id)
 def test_loader_routines_and_batches_parse_statement_by_statement(case):
     """Each statement, as the splitter cuts them, parses with sqlglot on its own."""
     optional = load_profile(case.dialect).optional_semicolons
-    statements = list(parse_script(case.sql, case.dialect, optional_semicolons=optional))
+    statements = list(parse_script(case.sql, load_profile(case.dialect).sqlglot_dialect, optional_semicolons=optional))
     assert [s.error for s in statements if s.error] == []
     assert any(s.expression is not None for s in statements)
 
@@ -83,7 +83,7 @@ def test_loader_error_cases_point_at_broken_lines():
         lines = case.sql.splitlines()
         for number in case.errors:
             try:
-                sqlglot.parse(lines[number - 1], read=case.dialect)
+                sqlglot.parse(lines[number - 1], read=load_profile(case.dialect).sqlglot_dialect)
             except (sqlglot.ParseError, sqlglot.TokenError):
                 continue
             pytest.fail(f"{case.id}: line {number} is not broken for sqlglot")

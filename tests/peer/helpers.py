@@ -27,7 +27,6 @@ DIALECTS = {
     "sparksql": "spark",
     "greenplum": "postgres",
     "impala": "hive",
-    "vertica": "postgres",
     "db2": "ansi",
 }
 DEFAULT_SCHEMAS = ("default.", "dbo.", "main.", "public.")

@@ -61,8 +61,6 @@ KNOWN = {
         "table/test_procedure_dialect_specific.py::test_procedure_multiple_statements[tsql]",
     ],
     UNPARSED: [
-        "table/test_insert_dialect_specific.py::test_insert_without_into_keyword[mariadb]",
-        "table/test_other_with_lineage_dialect_specific.py::test_swapping_partitions[vertica]",
         "table/test_select_dialect_specific.py::test_select_with_schema_in_backtick[athena]",
         "table/test_select_dialect_specific.py::test_select_with_table_name_in_backtick[athena]",
         "table/test_update_dialect_specific.py::test_update_with_specifying_a_table_alias_as_the_target_object[tsql]",

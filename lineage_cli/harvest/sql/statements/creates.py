@@ -1,5 +1,6 @@
 """DDL that fills a table or view: CREATE TABLE / VIEW ... AS query, Spark's CACHE TABLE ... AS, clones,
-ALTER VIEW ... AS and table swaps.  DDL that moves no rows (plain CREATE TABLE, DROP) yields nothing.
+ALTER VIEW ... AS and table swaps (also Vertica's partition functions, called by a SELECT).  DDL that moves no
+rows (plain CREATE TABLE, DROP) yields nothing.
 """
 
 from __future__ import annotations
@@ -69,3 +70,26 @@ def swapped(
         return None
     write = Write(ctx.table_name(target), [ctx.table_name(source)], target_node=target)
     return StatementLineage("swap", [write], statement)
+
+
+def partition_transfer(statement: exp.Select, ctx: Context) -> StatementLineage | None:
+    """Vertica's ``SELECT SWAP_PARTITIONS_BETWEEN_TABLES('stg', lo, hi, 'dw.t')``, ``MOVE_PARTITIONS_TO_TABLE``
+    and ``COPY_PARTITIONS_TO_TABLE`` (the profile's ``partition_functions``): a swap, ``dw.t`` takes rows
+    ``stg`` held; None for any other query."""
+    functions = dict(ctx.profile.partition_functions)
+    if not functions or statement.args.get("from_") is not None or len(statement.expressions) != 1:
+        return None
+    call = statement.expressions[0].unalias()
+    positions = functions.get(call.name.lower()) if isinstance(call, exp.Anonymous) else None
+    if positions is None:
+        return None
+    arguments = call.expressions
+    source, target = (_named_table(arguments[i], ctx) if i < len(arguments) else None for i in positions)
+    return swapped(statement, target, source, ctx) if target is not None else None
+
+
+def _named_table(argument: exp.Expression, ctx: Context) -> exp.Table | None:
+    """The table a string argument names (``'stg.orders'``); None for anything but a constant string."""
+    if not isinstance(argument, exp.Literal) or not argument.is_string or not argument.this.strip():
+        return None
+    return exp.to_table(argument.this.strip(), dialect=ctx.profile.sqlglot_dialect)

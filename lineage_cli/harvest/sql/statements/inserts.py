@@ -7,6 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lineage_cli.harvest.sql.statements.context import Context, StatementLineage, Write
+from lineage_cli.harvest.sql.statements.creates import partition_transfer
 from lineage_cli.harvest.sql.statements.datasets import into_target, read_tables, table_of, through_cte, write_into
 from lineage_cli.harvest.sql.statements.locations import location_of
 
@@ -47,7 +48,10 @@ def multi_insert(statement: exp.MultitableInserts, ctx: Context) -> StatementLin
 
 def select(statement: exp.Query, ctx: Context) -> StatementLineage | None:
     """``SELECT ... INTO t``; in a set operation, the first branch's INTO takes the whole result.  Where the
-    profile says so (PL/SQL, MySQL, Snowflake scripting; plpgsql in a routine), INTO sets variables."""
+    profile says so (PL/SQL, MySQL, Snowflake scripting; plpgsql in a routine), INTO sets variables.  A call
+    of one of the profile's partition functions is a swap."""
+    if isinstance(statement, exp.Select) and (moved := partition_transfer(statement, ctx)) is not None:
+        return moved
     target = into_target(statement)
     if target is not None and ctx.into_sets_variables():
         ctx.variables.add(ctx.fold(target.this))
