@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.oracle import Oracle
+from sqlglot.dialects.teradata import Teradata
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -82,7 +83,7 @@ def parse_script(
         return
     if optional_semicolons:
         tokens = _go_as_semicolons(tokens)
-    tokens = _slash_lines_as_semicolons(tokens, sql, engine)
+    tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
         if optional_semicolons:
@@ -163,6 +164,56 @@ def _without_delimiter_commands(sql: str) -> str:
 # dialects count block words among their commands (BigQuery BEGIN, EXCEPTION and its loops, T-SQL END): the string then
 # holds the statements of the block (`END ELSE BEGIN INSERT ...`).
 _SWALLOWING = frozenset({"BEGIN", "EXCEPTION", "END", "LOOP", "WHILE", "REPEAT"})
+
+
+def _without_column_phrases(tokens: list[Token], engine: Dialect) -> list[Token]:
+    """Teradata's column phrases sqlglot does not read, in a select list: ``DOB (TITLE 'Birthdate')`` is
+    ``DOB`` (a heading for display), ``a (NAMED b)`` is ``a AS b``.  The other tokens keep their positions;
+    other dialects have no such phrases.
+
+    >>> engine = Dialect.get_or_raise("teradata")
+    >>> tokens = engine.tokenize("SELECT n (TITLE 'Name'), d (NAMED b, TITLE 'x'), f(y) FROM t")
+    >>> " ".join(t.text for t in _without_column_phrases(tokens, engine))
+    'SELECT n , d AS b , f ( y ) FROM t'
+    """
+    if not isinstance(engine, Teradata):
+        return tokens
+    kept: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        phrase = _column_phrase(tokens, index) if kept and token.token_type is TokenType.L_PAREN else None
+        if phrase is None:
+            kept.append(token)
+            index += 1
+            continue
+        replacement, index = phrase
+        kept.extend(replacement)
+    return kept
+
+
+def _column_phrase(tokens: list[Token], opening: int) -> tuple[list[Token], int] | None:
+    """The tokens that stand for the ``(TITLE 'x', NAMED y)`` phrase at ``opening`` (``AS y``, or none), and
+    the index past it; None when the parenthesis holds anything else."""
+    replacement: list[Token] = []
+    index = opening + 1
+    while index + 1 < len(tokens):
+        word, value = tokens[index], tokens[index + 1]
+        keyword = word.text.upper() if word.token_type is TokenType.VAR else ""
+        if keyword == "TITLE" and value.token_type is TokenType.STRING:
+            pass  # a display heading: no name, no lineage
+        elif keyword == "NAMED" and value.token_type in (TokenType.VAR, TokenType.IDENTIFIER):
+            alias = Token(TokenType.ALIAS, "AS", word.line, word.col, word.start, word.end)
+            replacement = [alias, value]
+        else:
+            return None
+        index += 2
+        if index < len(tokens) and tokens[index].token_type is TokenType.R_PAREN:
+            return replacement, index + 1
+        if index >= len(tokens) or tokens[index].token_type is not TokenType.COMMA:
+            return None
+        index += 1
+    return None
 
 
 def _unswallowed(tokens: list[Token], sql: str, engine: Dialect, commands_end_lines: bool = False) -> list[Token]:
@@ -724,7 +775,7 @@ def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Itera
             message, line, col = token_error(padded, tokenizer.tokens)
             yield ParsedStatement(line=first_line, error=message, error_line=line, error_col=col)
             continue
-        for chunk in _split_tokens(_slash_lines_as_semicolons(tokens, padded, engine)):
+        for chunk in _split_tokens(_without_column_phrases(_slash_lines_as_semicolons(tokens, padded, engine), engine)):
             if piece := _opened_block(chunk, _OPENED_STARTS):
                 yield _parse_chunk(piece, padded, engine, limits)
 
