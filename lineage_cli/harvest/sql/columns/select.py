@@ -200,11 +200,22 @@ class _SelectBlock(_Block):
         return name in _GROUPING_COLUMNS and self.select.args.get("group") is not None
 
     def alias(self, name: str) -> _Lineage | None:
-        if self._busy and not self.analysis.ctx.profile.lateral_column_aliases:
-            return None  # the select list is being read: its earlier aliases are not names here
-        if not self._aliases and self._outputs is None and not self._busy:
+        if self._busy:  # the select list is being read
+            return self._lateral_alias(name)
+        if not self._aliases and self._outputs is None:
             self.outputs()
         return self._aliases.get(name)
+
+    def _lateral_alias(self, name: str) -> _Lineage | None:
+        """An earlier alias of the select list being read, where the dialect lets a select list name one; not
+        one whose own expression read a column of its name (``x || id AS id``): the FROM tables have that
+        column, and it wins."""
+        if not self.analysis.ctx.profile.lateral_column_aliases:
+            return None
+        aliased = self._aliases.get(name)
+        if aliased is None or any(base.rsplit(".", 1)[-1] == name for base in aliased.bases):
+            return None
+        return aliased
 
     def _clauses(self) -> None:
         analysis, select = self.analysis, self.select
