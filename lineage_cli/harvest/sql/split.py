@@ -7,7 +7,8 @@ keeps the line of its first token, which becomes the statement's provenance.
 A routine's body is cut like any script; a piece starts at its statement, not at the routine's
 header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicolons (T-SQL), `GO`
 lines end batches, lines that open control flow start new pieces, and a parse that stops where a
-statement begins is cut there (``_parse_unterminated``).  SQL*Plus's `/` line ends a statement too
+statement begins is cut there (``_parse_unterminated``); T-SQL's compound assignments (`SET a += b`) are read
+as `a = a + b` (``_compound_assignments``).  SQL*Plus's `/` line ends a statement too
 (``_slash_lines_as_semicolons``).
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.oracle import Oracle
+from sqlglot.dialects.tsql import TSQL
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -82,6 +84,8 @@ def parse_script(
         return
     if optional_semicolons:
         tokens = _go_as_semicolons(tokens)
+    if isinstance(engine, TSQL) and _COMPOUND_ASSIGNMENT.search(sql):
+        tokens = _compound_assignments(tokens)
     tokens = _slash_lines_as_semicolons(tokens, sql, engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
@@ -470,6 +474,60 @@ def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
     return marked
 
 
+# T-SQL's compound assignment operators (`+=` ... `^=`), each read as its operator then `=`; looked for in the
+# text first, so a script without one costs no pass over its tokens
+_COMPOUND_ASSIGNMENT = re.compile(r"[-+*/%&|^]=")
+_COMPOUND_OPERATORS = frozenset(
+    {TokenType.PLUS, TokenType.DASH, TokenType.STAR, TokenType.SLASH, TokenType.MOD, TokenType.AMP, TokenType.PIPE,
+     TokenType.CARET}
+)  # fmt: skip
+# What an assigned name is made of: `@v`, `t.x`, `[dbo].[t].[x]`
+_NAME_PARTS = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.PARAMETER, TokenType.DOT})
+
+
+def _compound_assignments(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each compound assignment of a SET list (`SET @n += 1`, `UPDATE t SET t.x *= 2, y -= 1`) as
+    the plain one sqlglot reads, `name = name op value`.  The name's copy and the operator take the places of
+    the operator and the `=`, so every other token keeps its line and column.  (The value is not put in
+    parentheses: `a *= b + c` reads as `a = a * b + c`, which has the same columns, so the same lineage.)
+
+    >>> tokens = Dialect.get_or_raise("tsql").tokenize("UPDATE t SET t.x += 1, @n *= 2 WHERE a *= b")
+    >>> " ".join(t.text for t in _compound_assignments(tokens))
+    'UPDATE t SET t . x = t . x + 1 , @ n = @ n * 2 WHERE a * = b'
+    """
+    result: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token, after = tokens[index], tokens[index + 1] if index + 1 < len(tokens) else None
+        compound = token.token_type in _COMPOUND_OPERATORS and after is not None and after.token_type is TokenType.EQ
+        name = _assigned_name(result) if compound and after.start == token.end + 1 else []
+        if not name:
+            result.append(token)
+            index += 1
+            continue
+        at, then = _positioned(token), _positioned(after)
+        result += [at(TokenType.EQ, "="), *(at(part.token_type, part.text) for part in name)]
+        result.append(then(token.token_type, token.text))
+        index += 2
+    return result
+
+
+def _assigned_name(before: list[Token]) -> list[Token]:
+    """The name ``before`` ends with, if it is the target of a SET list's item (after SET or a comma)."""
+    start = len(before)
+    while start and before[start - 1].token_type in _NAME_PARTS:
+        start -= 1
+    opening = before[start - 1] if start else None
+    if start == len(before) or opening is None or opening.token_type not in (TokenType.SET, TokenType.COMMA):
+        return []
+    return before[start:]
+
+
+def _positioned(place: Token) -> Callable[[TokenType, str], Token]:
+    """A maker of tokens at ``place``'s position in the script."""
+    return lambda kind, text: Token(kind, text, place.line, place.col, place.start, place.end)
+
+
 def _control_flow_pieces(chunk: list[Token]) -> Iterator[list[Token]]:
     """``chunk`` cut before every line that begins with one of ``_LINE_STARTS``, each piece from the
     statement it holds (``_opened_block``), pieces that hold none left out."""
@@ -513,21 +571,38 @@ def _parse_unterminated(chunk: list[Token], sql: str, engine: Dialect, limits: L
 def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
     """Where the statement after the first one in ``chunk`` begins, judged by where ``failed``'s parse
     stopped: at that token if a statement may begin there; else at the last token before it that begins a
-    statement and a line, or is an ``IF`` / ``WHILE`` the parser took for an alias (T-SQL reserves both);
-    else, when ``chunk`` is an ``IF`` or ``WHILE`` whose body sqlglot cannot read, where the body begins."""
+    statement and a line (not one that continues the statement: `UPDATE t` / `SET ...`), or is an ``IF`` /
+    ``WHILE`` the parser took for an alias (T-SQL reserves both); else, when ``chunk`` is an ``IF`` or
+    ``WHILE`` whose body sqlglot cannot read, where the body begins; else at the first token after the
+    failure that begins a statement and a line (the broken statement ends there, and what follows is read on
+    its own)."""
     before = None
+    continuations, continued = _CONTINUATIONS.get(chunk[0].text.upper(), frozenset()), False
     for index, token in _outside_parentheses(chunk):
         word = token.text.upper()
         if index and token.line == failed.error_line and _start_col(token) == failed.error_col:
             if word in _STATEMENT_STARTS:
                 return index
-            return before if before is not None else _control_body(chunk)
+            if before is not None:
+                return before
+            body = _control_body(chunk)
+            return body if body is not None else _line_statement_after(chunk, index)
         if index and (
             (word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS)
-            or (word in _STATEMENT_STARTS and chunk[index - 1].line < token.line)
+            or (
+                word in _STATEMENT_STARTS
+                and chunk[index - 1].line < token.line
+                and (continued or word not in continuations)
+            )
         ):
             before = index
+        continued = continued or (index > 0 and word in continuations)
     return None
+
+
+# Statement words that, the first time they stand in a statement beginning with the key, continue it: cut there,
+# a broken `UPDATE t` / `SET t.x = ...` would become an UPDATE of the alias `t` and an opaque SET.
+_CONTINUATIONS = {"UPDATE": frozenset({"SET"}), "INSERT": frozenset({"SELECT", "WITH", "EXEC", "EXECUTE"})}
 
 
 def _control_body(chunk: list[Token]) -> int | None:
@@ -542,11 +617,16 @@ def _control_body(chunk: list[Token]) -> int | None:
 def _next_line_statement(chunk: list[Token]) -> int | None:
     """The first token after the first line of ``chunk`` that begins a line and a statement, outside
     parentheses: where an opaque command (``SET NOCOUNT ON``, ``EXEC p``, ``PRINT 'x'``) ends."""
+    return _line_statement_after(chunk, 0)
+
+
+def _line_statement_after(chunk: list[Token], after: int) -> int | None:
+    """The first token of ``chunk`` past index ``after`` that begins a line and a statement, outside parentheses."""
     return next(
         (
             index
             for index, token in _outside_parentheses(chunk)
-            if index and chunk[index - 1].line < token.line and token.text.upper() in _STATEMENT_STARTS
+            if index > after and chunk[index - 1].line < token.line and token.text.upper() in _STATEMENT_STARTS
         ),
         None,
     )
