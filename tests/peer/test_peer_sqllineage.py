@@ -65,7 +65,6 @@ KNOWN = {
         "table/test_other_with_lineage_dialect_specific.py::test_swapping_partitions[vertica]",
         "table/test_select_dialect_specific.py::test_select_with_schema_in_backtick[athena]",
         "table/test_select_dialect_specific.py::test_select_with_table_name_in_backtick[athena]",
-        "table/test_update_dialect_specific.py::test_update_with_specifying_a_table_alias_as_the_target_object[tsql]",
         "column/test_column_select_column_dialect_specific.py::test_teradata_title_phrase[teradata]",
     ],
     CONDITIONS: [
