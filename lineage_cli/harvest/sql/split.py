@@ -9,7 +9,8 @@ header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicol
 lines end batches, lines that open control flow start new pieces, and a parse that stops where a
 statement begins is cut there (``_parse_unterminated``); T-SQL's compound assignments (`SET a += b`) are read
 as `a = a + b` (``_compound_assignments``).  SQL*Plus's `/` line ends a statement too
-(``_slash_lines_as_semicolons``).
+(``_slash_lines_as_semicolons``), and its line commands (`DEFINE x = 1`, `PROMPT ...`), which need no
+semicolon, are blanked before the script is read (``_without_sqlplus_commands``).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def parse_script(
     """
     engine = Dialect.get_or_raise(dialect)
     sql = _without_delimiter_commands(_notebook_cells(sql))
+    if isinstance(engine, Oracle):
+        sql = _without_sqlplus_commands(sql)
     try:
         tokens = _unswallowed(engine.tokenize(sql), sql, engine, commands_end_lines=optional_semicolons)
     except TokenError:
@@ -157,6 +160,43 @@ def _without_delimiter_commands(sql: str) -> str:
             delimiter, lines[number] = command.group(1), ""
         elif delimiter != ";" and line.rstrip().endswith(delimiter):
             lines[number] = line.rstrip()[: -len(delimiter)] + ";"
+    return "\n".join(lines)
+
+
+# SQL*Plus's line commands, which end at their line (or at the last of the lines a trailing `-` continues them
+# onto; a remark ends at its line), as a statement begins with them: `@x.sql`, `@@x.sql` or a command word,
+# perhaps abbreviated
+_SQLPLUS_COMMAND = re.compile(
+    r"^[ \t]*(?:@|(REMARK|REM)(?![\w$#])|(?:DEFINE|DEF|UNDEFINE|PROMPT|PRO|SET|SPOOL|SPO|WHENEVER|CONNECT|CONN"
+    r"|EXIT|QUIT|COLUMN|COL|SHOW|SHO)(?![\w$#]))",
+    re.IGNORECASE | re.MULTILINE,
+)
+_COMMENT_LINE = re.compile(r"^[ \t]*(?:--.*)?$")
+
+
+def _without_sqlplus_commands(sql: str) -> str:
+    """``sql`` with each SQL*Plus line command that begins a statement blanked, with the lines its trailing `-`
+    continues it onto: it ends at its line without a semicolon and moves no data, so it must not swallow the
+    statement after it.  A statement begins after a line that ends with `;`, a `/` line or another command
+    (`SET` on the line after `UPDATE t` continues the UPDATE).  Lines are kept.
+
+    >>> _without_sqlplus_commands("PROMPT load -\\n  a\\nDEFINE d = &1\\nUPDATE t\\nSET a = 1;\\nset echo off")
+    '\\n\\n\\nUPDATE t\\nSET a = 1;\\n'
+    >>> _without_sqlplus_commands("REM ---\\nSELECT 1 FROM dual;")
+    '\\nSELECT 1 FROM dual;'
+    """
+    if _SQLPLUS_COMMAND.search(sql) is None:
+        return sql  # (no line begins with a command word: no pass over the lines)
+    lines, starts, continued = sql.split("\n"), True, False
+    for number, line in enumerate(lines):
+        command = _SQLPLUS_COMMAND.match(line) if starts and not continued else None
+        if continued or command:
+            remark = command is not None and command.group(1) is not None
+            continued, lines[number] = not remark and line.rstrip().endswith("-"), ""
+            starts = True
+        elif not _COMMENT_LINE.match(line):
+            code = line.split("--", 1)[0].rstrip()
+            starts = code.endswith(";") or code.strip() == "/"
     return "\n".join(lines)
 
 
