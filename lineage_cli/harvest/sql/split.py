@@ -521,12 +521,14 @@ _COMPOUND_OPERATORS = frozenset(
     {TokenType.PLUS, TokenType.DASH, TokenType.STAR, TokenType.SLASH, TokenType.MOD, TokenType.AMP, TokenType.PIPE,
      TokenType.CARET}
 )  # fmt: skip
-# What an assigned name is made of: `@v`, `t.x`, `[dbo].[t].[x]`
+# What an assigned name is made of: `@v`, `t.x`, `[dbo].[t].[x]`; and what comes before it in a list of
+# assignments (`SET a += 1, b -= 2`, `SELECT @total += amount FROM t`)
 _NAME_PARTS = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.PARAMETER, TokenType.DOT})
+_ASSIGNMENT_LISTS = frozenset({TokenType.SET, TokenType.SELECT, TokenType.COMMA})
 
 
 def _compound_assignments(tokens: list[Token]) -> list[Token]:
-    """``tokens`` with each compound assignment of a SET list (`SET @n += 1`, `UPDATE t SET t.x *= 2, y -= 1`) as
+    """``tokens`` with each compound assignment of a SET or SELECT list (`SET @n += 1`, `UPDATE t SET t.x *= 2`) as
     the plain one sqlglot reads, `name = name op value`.  The name's copy and the operator take the places of
     the operator and the `=`, so every other token keeps its line and column.  (The value is not put in
     parentheses: `a *= b + c` reads as `a = a * b + c`, which has the same columns, so the same lineage.)
@@ -553,12 +555,13 @@ def _compound_assignments(tokens: list[Token]) -> list[Token]:
 
 
 def _assigned_name(before: list[Token]) -> list[Token]:
-    """The name ``before`` ends with, if it is the target of a SET list's item (after SET or a comma)."""
+    """The name ``before`` ends with, if it is the target of an assignment list's item (after SET, SELECT or a
+    comma)."""
     start = len(before)
     while start and before[start - 1].token_type in _NAME_PARTS:
         start -= 1
     opening = before[start - 1] if start else None
-    if start == len(before) or opening is None or opening.token_type not in (TokenType.SET, TokenType.COMMA):
+    if start == len(before) or opening is None or opening.token_type not in _ASSIGNMENT_LISTS:
         return []
     return before[start:]
 
