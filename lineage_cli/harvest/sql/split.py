@@ -632,11 +632,7 @@ def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
             return body if body is not None else _line_statement_after(chunk, index)
         if index and (
             (word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS)
-            or (
-                word in _STATEMENT_STARTS
-                and chunk[index - 1].line < token.line
-                and (continued or word not in continuations)
-            )
+            or (_begins_line_statement(chunk, index) and (continued or word not in continuations))
         ):
             before = index
         continued = continued or (index > 0 and word in continuations)
@@ -666,13 +662,16 @@ def _next_line_statement(chunk: list[Token]) -> int | None:
 def _line_statement_after(chunk: list[Token], after: int) -> int | None:
     """The first token of ``chunk`` past index ``after`` that begins a line and a statement, outside parentheses."""
     return next(
-        (
-            index
-            for index, token in _outside_parentheses(chunk)
-            if index > after and chunk[index - 1].line < token.line and token.text.upper() in _STATEMENT_STARTS
-        ),
+        (index for index, _ in _outside_parentheses(chunk) if index > after and _begins_line_statement(chunk, index)),
         None,
     )
+
+
+def _begins_line_statement(chunk: list[Token], index: int) -> bool:
+    """Whether ``chunk[index]`` begins a line and a statement: a statement word, not one that a THEN before it
+    makes a branch of the statement (a MERGE's `WHEN MATCHED THEN` / `UPDATE SET ...`)."""
+    before, token = chunk[index - 1], chunk[index]
+    return before.line < token.line and token.text.upper() in _STATEMENT_STARTS and before.text.upper() != "THEN"
 
 
 def _outside_parentheses(chunk: list[Token]) -> Iterator[tuple[int, Token]]:
