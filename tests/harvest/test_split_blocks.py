@@ -1,5 +1,5 @@
-"""Statement lines around blocks and run commands: T-SQL `IF ... BEGIN ...; END ELSE BEGIN ...; END` and
-SQL*Plus's `/` line keep every statement at its own line.  Their lineage is golden
+"""Statement lines around blocks and run commands: T-SQL `IF ... BEGIN ...; END ELSE BEGIN ...; END`, SQL*Plus's
+`/` line and its line commands keep every statement at its own line.  Their lineage is golden
 (fixtures/sql/columns/tsql_blocks.sql, sqlplus.sql)."""
 
 from __future__ import annotations
@@ -44,6 +44,16 @@ END
             "BEGIN INSERT INTO a SELECT x FROM s; END;\n/\nINSERT INTO b SELECT y FROM s;\n",
             "oracle",
             [("insert", 1, ["a"]), ("insert", 3, ["b"])],
+        ),
+        (  # SQL*Plus line commands end at their line, a `-` continues one onto the next
+            "DEFINE d = &1\nPROMPT a -\n  b\nINSERT INTO a SELECT x FROM s;\nREM x\nINSERT INTO b SELECT y FROM s;\n",
+            "oracle",
+            [("insert", 4, ["a"]), ("insert", 6, ["b"])],
+        ),
+        (  # compound assignments keep the statements after them at their lines
+            "UPDATE t SET t.x += 1\nFROM dbo.tgt AS t\nSET @n *= 2\nINSERT INTO dbo.c SELECT y FROM dbo.d\n",
+            "tsql",
+            [("update", 1, ["dbo.tgt"]), ("insert", 4, ["dbo.c"])],
         ),
     ],
 )

@@ -63,7 +63,6 @@ KNOWN = {
     UNPARSED: [
         "table/test_select_dialect_specific.py::test_select_with_schema_in_backtick[athena]",
         "table/test_select_dialect_specific.py::test_select_with_table_name_in_backtick[athena]",
-        "table/test_update_dialect_specific.py::test_update_with_specifying_a_table_alias_as_the_target_object[tsql]",
     ],
     CONDITIONS: [
         "column/test_column_select_case_when.py::test_select_column_using_case_when",

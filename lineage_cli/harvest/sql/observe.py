@@ -1,6 +1,6 @@
 """What the schema catalog learns from analysed statements: the columns ``CREATE TABLE`` DDL declares
-(``CREATE TABLE ... LIKE`` included) and ``ALTER TABLE ... ADD COLUMN`` adds, and the output columns of a
-CTAS, view, ``SELECT INTO``, clone or Spark ``CACHE TABLE ... AS``.
+(``CREATE TABLE ... LIKE`` included), T-SQL's ``DECLARE @t TABLE (...)`` declares and ``ALTER TABLE ... ADD
+COLUMN`` adds, and the output columns of a CTAS, view, ``SELECT INTO``, clone or Spark ``CACHE TABLE ... AS``.
 
 Apart from ``schema.py`` because it reads syntax trees: a harvest that recalls its last result, or
 reads a schema file, imports no parser.
@@ -27,6 +27,8 @@ def observe(
         return _observe_ddl(catalog, expression, ctx)
     if isinstance(expression, exp.Alter) and lineage is None:
         return _observe_added_columns(catalog, expression, ctx)
+    if isinstance(expression, exp.Declare):
+        return _observe_table_variables(catalog, expression, ctx)
     taught = []
     if lineage is not None and lineage.type in _OUTPUT_TYPES:
         for write in lineage.writes:
@@ -64,6 +66,19 @@ def _observe_ddl(catalog: SchemaCatalog, create: exp.Create, ctx: Context) -> li
     name = ctx.table_name(table)
     catalog.add(name, {**columns, **partitions}, DDL, partitions=partitions)
     return [name]
+
+
+def _observe_table_variables(catalog: SchemaCatalog, declare: exp.Declare, ctx: Context) -> list[str]:
+    """``DECLARE @t TABLE (a INT, ...)``: the table ``@t`` (as ``survey`` names a table variable) has these columns."""
+    taught = []
+    for item in declare.expressions:
+        names, kind = item.this if isinstance(item.this, list) else [item.this], item.args.get("kind")
+        if len(names) != 1 or not isinstance(names[0], exp.Parameter) or not isinstance(kind, exp.Schema):
+            continue
+        table = ctx.table_name(exp.Table(this=exp.Identifier(this="@" + names[0].name)))
+        catalog.add(table, _column_defs(kind, ctx), DDL)
+        taught.append(table)
+    return taught
 
 
 def _observe_added_columns(catalog: SchemaCatalog, alter: exp.Alter, ctx: Context) -> list[str]:

@@ -7,8 +7,10 @@ keeps the line of its first token, which becomes the statement's provenance.
 A routine's body is cut like any script; a piece starts at its statement, not at the routine's
 header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicolons (T-SQL), `GO`
 lines end batches, lines that open control flow start new pieces, and a parse that stops where a
-statement begins is cut there (``_parse_unterminated``).  SQL*Plus's `/` line ends a statement too
-(``_slash_lines_as_semicolons``).
+statement begins is cut there (``_parse_unterminated``); T-SQL's compound assignments (`SET a += b`) are read
+as `a = a + b` (``_compound_assignments``).  SQL*Plus's `/` line ends a statement too
+(``_slash_lines_as_semicolons``), and its line commands (`DEFINE x = 1`, `PROMPT ...`), which need no
+semicolon, are blanked before the script is read (``_without_sqlplus_commands``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.oracle import Oracle
 from sqlglot.dialects.teradata import Teradata
+from sqlglot.dialects.tsql import TSQL
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -76,6 +79,8 @@ def parse_script(
     """
     engine = Dialect.get_or_raise(dialect)
     sql = _without_delimiter_commands(_notebook_cells(sql))
+    if isinstance(engine, Oracle):
+        sql = _without_sqlplus_commands(sql)
     try:
         tokens = _unswallowed(engine.tokenize(sql), sql, engine, commands_end_lines=optional_semicolons)
     except TokenError:
@@ -83,6 +88,8 @@ def parse_script(
         return
     if optional_semicolons:
         tokens = _go_as_semicolons(tokens)
+    if isinstance(engine, TSQL) and _COMPOUND_ASSIGNMENT.search(sql):
+        tokens = _compound_assignments(tokens)
     tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
@@ -157,6 +164,43 @@ def _without_delimiter_commands(sql: str) -> str:
             delimiter, lines[number] = command.group(1), ""
         elif delimiter != ";" and line.rstrip().endswith(delimiter):
             lines[number] = line.rstrip()[: -len(delimiter)] + ";"
+    return "\n".join(lines)
+
+
+# SQL*Plus's line commands, which end at their line (or at the last of the lines a trailing `-` continues them
+# onto; a remark ends at its line), as a statement begins with them: `@x.sql`, `@@x.sql` or a command word,
+# perhaps abbreviated
+_SQLPLUS_COMMAND = re.compile(
+    r"^[ \t]*(?:@|(REMARK|REM)(?![\w$#])|(?:DEFINE|DEF|UNDEFINE|PROMPT|PRO|SET|SPOOL|SPO|WHENEVER|CONNECT|CONN"
+    r"|EXIT|QUIT|COLUMN|COL|SHOW|SHO)(?![\w$#]))",
+    re.IGNORECASE | re.MULTILINE,
+)
+_COMMENT_LINE = re.compile(r"^[ \t]*(?:--.*)?$")
+
+
+def _without_sqlplus_commands(sql: str) -> str:
+    """``sql`` with each SQL*Plus line command that begins a statement blanked, with the lines its trailing `-`
+    continues it onto: it ends at its line without a semicolon and moves no data, so it must not swallow the
+    statement after it.  A statement begins after a line that ends with `;`, a `/` line or another command
+    (`SET` on the line after `UPDATE t` continues the UPDATE).  Lines are kept.
+
+    >>> _without_sqlplus_commands("PROMPT load -\\n  a\\nDEFINE d = &1\\nUPDATE t\\nSET a = 1;\\nset echo off")
+    '\\n\\n\\nUPDATE t\\nSET a = 1;\\n'
+    >>> _without_sqlplus_commands("REM ---\\nSELECT 1 FROM dual;")
+    '\\nSELECT 1 FROM dual;'
+    """
+    if _SQLPLUS_COMMAND.search(sql) is None:
+        return sql  # (no line begins with a command word: no pass over the lines)
+    lines, starts, continued = sql.split("\n"), True, False
+    for number, line in enumerate(lines):
+        command = _SQLPLUS_COMMAND.match(line) if starts and not continued else None
+        if continued or command:
+            remark = command is not None and command.group(1) is not None
+            continued, lines[number] = not remark and line.rstrip().endswith("-"), ""
+            starts = True
+        elif not _COMMENT_LINE.match(line):
+            code = line.split("--", 1)[0].rstrip()
+            starts = code.endswith(";") or code.strip() == "/"
     return "\n".join(lines)
 
 
@@ -524,6 +568,63 @@ def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
     return marked
 
 
+# T-SQL's compound assignment operators (`+=` ... `^=`), each read as its operator then `=`; looked for in the
+# text first, so a script without one costs no pass over its tokens
+_COMPOUND_ASSIGNMENT = re.compile(r"[-+*/%&|^]=")
+_COMPOUND_OPERATORS = frozenset(
+    {TokenType.PLUS, TokenType.DASH, TokenType.STAR, TokenType.SLASH, TokenType.MOD, TokenType.AMP, TokenType.PIPE,
+     TokenType.CARET}
+)  # fmt: skip
+# What an assigned name is made of: `@v`, `t.x`, `[dbo].[t].[x]`; and what comes before it in a list of
+# assignments (`SET a += 1, b -= 2`, `SELECT @total += amount FROM t`)
+_NAME_PARTS = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.PARAMETER, TokenType.DOT})
+_ASSIGNMENT_LISTS = frozenset({TokenType.SET, TokenType.SELECT, TokenType.COMMA})
+
+
+def _compound_assignments(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each compound assignment of a SET or SELECT list (`SET @n += 1`, `UPDATE t SET t.x *= 2`) as
+    the plain one sqlglot reads, `name = name op value`.  The name's copy and the operator take the places of
+    the operator and the `=`, so every other token keeps its line and column.  (The value is not put in
+    parentheses: `a *= b + c` reads as `a = a * b + c`, which has the same columns, so the same lineage.)
+
+    >>> tokens = Dialect.get_or_raise("tsql").tokenize("UPDATE t SET t.x += 1, @n *= 2 WHERE a *= b")
+    >>> " ".join(t.text for t in _compound_assignments(tokens))
+    'UPDATE t SET t . x = t . x + 1 , @ n = @ n * 2 WHERE a * = b'
+    """
+    result: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token, after = tokens[index], tokens[index + 1] if index + 1 < len(tokens) else None
+        compound = token.token_type in _COMPOUND_OPERATORS and after is not None and after.token_type is TokenType.EQ
+        name = _assigned_name(result) if compound and after.start == token.end + 1 else []
+        if not name:
+            result.append(token)
+            index += 1
+            continue
+        at, then = _positioned(token), _positioned(after)
+        result += [at(TokenType.EQ, "="), *(at(part.token_type, part.text) for part in name)]
+        result.append(then(token.token_type, token.text))
+        index += 2
+    return result
+
+
+def _assigned_name(before: list[Token]) -> list[Token]:
+    """The name ``before`` ends with, if it is the target of an assignment list's item (after SET, SELECT or a
+    comma)."""
+    start = len(before)
+    while start and before[start - 1].token_type in _NAME_PARTS:
+        start -= 1
+    opening = before[start - 1] if start else None
+    if start == len(before) or opening is None or opening.token_type not in _ASSIGNMENT_LISTS:
+        return []
+    return before[start:]
+
+
+def _positioned(place: Token) -> Callable[[TokenType, str], Token]:
+    """A maker of tokens at ``place``'s position in the script."""
+    return lambda kind, text: Token(kind, text, place.line, place.col, place.start, place.end)
+
+
 def _control_flow_pieces(chunk: list[Token]) -> Iterator[list[Token]]:
     """``chunk`` cut before every line that begins with one of ``_LINE_STARTS``, each piece from the
     statement it holds (``_opened_block``), pieces that hold none left out."""
@@ -567,21 +668,34 @@ def _parse_unterminated(chunk: list[Token], sql: str, engine: Dialect, limits: L
 def _next_statement(chunk: list[Token], failed: ParsedStatement) -> int | None:
     """Where the statement after the first one in ``chunk`` begins, judged by where ``failed``'s parse
     stopped: at that token if a statement may begin there; else at the last token before it that begins a
-    statement and a line, or is an ``IF`` / ``WHILE`` the parser took for an alias (T-SQL reserves both);
-    else, when ``chunk`` is an ``IF`` or ``WHILE`` whose body sqlglot cannot read, where the body begins."""
+    statement and a line (not one that continues the statement: `UPDATE t` / `SET ...`), or is an ``IF`` /
+    ``WHILE`` the parser took for an alias (T-SQL reserves both); else, when ``chunk`` is an ``IF`` or
+    ``WHILE`` whose body sqlglot cannot read, where the body begins; else at the first token after the
+    failure that begins a statement and a line (the broken statement ends there, and what follows is read on
+    its own)."""
     before = None
+    continuations, continued = _CONTINUATIONS.get(chunk[0].text.upper(), frozenset()), False
     for index, token in _outside_parentheses(chunk):
         word = token.text.upper()
         if index and token.line == failed.error_line and _start_col(token) == failed.error_col:
             if word in _STATEMENT_STARTS:
                 return index
-            return before if before is not None else _control_body(chunk)
+            if before is not None:
+                return before
+            body = _control_body(chunk)
+            return body if body is not None else _line_statement_after(chunk, index)
         if index and (
             (word in _CONTROL_FLOW and chunk[index - 1].text.upper() not in _OBJECT_WORDS)
-            or (word in _STATEMENT_STARTS and chunk[index - 1].line < token.line)
+            or (_begins_line_statement(chunk, index) and (continued or word not in continuations))
         ):
             before = index
+        continued = continued or (index > 0 and word in continuations)
     return None
+
+
+# Statement words that, the first time they stand in a statement beginning with the key, continue it: cut there,
+# a broken `UPDATE t` / `SET t.x = ...` would become an UPDATE of the alias `t` and an opaque SET.
+_CONTINUATIONS = {"UPDATE": frozenset({"SET"}), "INSERT": frozenset({"SELECT", "WITH", "EXEC", "EXECUTE"})}
 
 
 def _control_body(chunk: list[Token]) -> int | None:
@@ -596,14 +710,22 @@ def _control_body(chunk: list[Token]) -> int | None:
 def _next_line_statement(chunk: list[Token]) -> int | None:
     """The first token after the first line of ``chunk`` that begins a line and a statement, outside
     parentheses: where an opaque command (``SET NOCOUNT ON``, ``EXEC p``, ``PRINT 'x'``) ends."""
+    return _line_statement_after(chunk, 0)
+
+
+def _line_statement_after(chunk: list[Token], after: int) -> int | None:
+    """The first token of ``chunk`` past index ``after`` that begins a line and a statement, outside parentheses."""
     return next(
-        (
-            index
-            for index, token in _outside_parentheses(chunk)
-            if index and chunk[index - 1].line < token.line and token.text.upper() in _STATEMENT_STARTS
-        ),
+        (index for index, _ in _outside_parentheses(chunk) if index > after and _begins_line_statement(chunk, index)),
         None,
     )
+
+
+def _begins_line_statement(chunk: list[Token], index: int) -> bool:
+    """Whether ``chunk[index]`` begins a line and a statement: a statement word, not one that a THEN before it
+    makes a branch of the statement (a MERGE's `WHEN MATCHED THEN` / `UPDATE SET ...`)."""
+    before, token = chunk[index - 1], chunk[index]
+    return before.line < token.line and token.text.upper() in _STATEMENT_STARTS and before.text.upper() != "THEN"
 
 
 def _outside_parentheses(chunk: list[Token]) -> Iterator[tuple[int, Token]]:

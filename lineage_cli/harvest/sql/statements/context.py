@@ -107,7 +107,7 @@ class Context:
             return self.row_tables[name]  # INSERTED in a trigger on dbo.src: the rows of dbo.src
         mark = _temporary_mark(table)
         if mark:
-            return mark + name
+            return mark + name.removeprefix(mark)
         schema = self.fold(table.args.get("db")) or self.default_schema
         catalog = self.fold(table.args.get("catalog"))
         return ".".join(part for part in (catalog, schema, name) if part)
@@ -140,8 +140,11 @@ def _relation_table(text: str, ctx: Context) -> exp.Table | None:
 
 def _temporary_mark(table: exp.Table) -> str:
     """``#`` for T-SQL's local temporary tables, ``##`` for global ones, else nothing.  They keep their mark
-    and take no schema: ``#tmp`` is not the permanent ``dbo.tmp``."""
+    and take no schema: ``#tmp`` is not the permanent ``dbo.tmp``.  A table variable (``DECLARE @t TABLE``,
+    named ``@t`` by ``survey``) is local to its script the same way; its mark is in its name."""
     name = table.args.get("this")
     if not isinstance(name, exp.Identifier) or table.args.get("db"):
         return ""
+    if name.this.startswith("@"):
+        return "@"
     return "##" if name.args.get("global_") else "#" if name.args.get("temporary") else ""

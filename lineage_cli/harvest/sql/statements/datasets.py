@@ -25,6 +25,8 @@ def survey(expression: exp.Expression, ctx: Context) -> None:
     for table in tables:
         if isinstance(table.this, exp.DynamicIdentifier):
             _named_by_string(table, ctx)
+        elif isinstance(table.this, exp.Parameter) and isinstance(table.this.this, exp.Var):
+            table.set("this", exp.Identifier(this="@" + table.this.name))  # T-SQL's table variable: a table
     ctx.statement, ctx.statement_tables, ctx.cte_names = expression, tables, ctes
 
 
