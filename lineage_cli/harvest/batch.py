@@ -306,6 +306,7 @@ def _analyze_unit(task: _Task) -> FileOutcome:
         variables=dict(options.variables),
         defaults=dict(options.defaults),
         relations=dict(options.relations),
+        macros=options.macros,
     )
     outcome.statements, outcome.defaults = script.statements, script.defaults
     outcome.issues = [*read.warnings, *script.issues]
@@ -334,7 +335,7 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     ctx = Context(profile, default_schema=options.default_schema)
     catalog = SchemaCatalog()
     # Rendered like the analysis renders it, so a table declared under a placeholder has the same token name.
-    text = render(sql, dict(options.variables), dict(options.relations)).text
+    text = render(sql, dict(options.variables), dict(options.relations), options.macros).text
     statements = parse_script(
         text, profile.sqlglot_dialect, keep=_is_ddl_or_use, optional_semicolons=profile.optional_semicolons
     )

@@ -503,3 +503,62 @@ def test_the_dbt_reader_names_relations_through_the_sql_boundary_and_imports_no_
     imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert [name for name in imported if name.split(".")[0] == "sqlglot"] == []
+
+
+# -- a project read from its own files: its macros, configs and the dbt_utils macros -----------------------
+def _project(tmp_path, files: dict[str, str], settings: str = "name: p\n"):
+    """A dbt project of ``files`` (path -> text) with ``settings`` as its dbt_project.yml."""
+    project = tmp_path / "p"
+    for name, text in {"dbt_project.yml": settings, **files}.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    return project
+
+
+RAW_SOURCES = "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: orders\n      - name: customers\n"
+
+
+def _column_edges(project) -> set[str]:
+    """``source -> target`` of every column edge of the project's harvest."""
+    return {" ".join(line.split(" ")[:3]) for line in read_store(project.parent / "graph.lin").column_edges()}
+
+
+def test_the_projects_own_macros_and_its_packages_are_called(tmp_path) -> None:
+    project = _project(
+        tmp_path,
+        {
+            "models/sources.yml": RAW_SOURCES,
+            "models/a.sql": "{{ pick(source('raw', 'orders')) }}\n",
+            "models/b.sql": "select {{ util.cols() }} from {{ source('raw', 'customers') }}\n",
+            "macros/m.sql": "{% macro pick(src) %}select {{ columns() }} from {{ src }}{% endmacro %}\n",
+            "macros/more/c.sql": "{% macro columns() %}{{ return('id, amount') }}{% endmacro %}\n",
+            "dbt_packages/util/macros/u.sql": "{% macro cols() %}{{ own() }}{% endmacro %}"
+            "{% macro own() %}id, name{% endmacro %}\n",
+            "macros/broken.sql": "{% macro oops( %}\n",
+        },
+    )
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0
+    assert statements == ["models/a.sql:1 - public.a <- raw.orders", "models/b.sql:1 - public.b <- raw.customers"]
+    assert {"raw.orders.id -> public.a.id", "raw.orders.amount -> public.a.amount"} <= _column_edges(project)
+    assert "raw.customers.name -> public.b.name" in _column_edges(project)
+    assert [line for line in stderr if "warning" in line] == [
+        f"{project}/macros/broken.sql:1: warning: cannot read dbt macros: expected token 'name', got '%';"
+        " its macros are unknown"
+    ]
+
+
+def test_a_macro_renders_under_the_models_budget(tmp_path) -> None:
+    loops = "{% for i in range(1000) %}{% for j in range(1001) %}{% endfor %}{% endfor %}"
+    project = _project(
+        tmp_path,
+        {
+            "models/a.sql": "select 1 as x\n{{ spin() }}\n",
+            "macros/m.sql": f"{{% macro spin() %}}{loops}{{% endmacro %}}",
+        },
+    )
+    code, stderr, _ = _harvest_files(project)
+    assert code == 0
+    assert f"{project}/models/a.sql:2: warning: template exceeded its limit of 1,000,000 loop iterations" in " ".join(
+        stderr
+    )

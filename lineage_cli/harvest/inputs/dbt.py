@@ -29,6 +29,7 @@ from lineage_cli.harvest.inputs.files import display_path
 from lineage_cli.harvest.inputs.json_types import json_type, type_name
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.sql.statements import Context, relation_name
+from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, ProfileError, load_profile
 
@@ -84,6 +85,7 @@ class DbtProject:
     catalog: SchemaCatalog | None = None
     issues: list[Issue] = field(default_factory=list)  # nodes skipped for fields of the wrong type
     variables: dict[str, str] = field(default_factory=dict)  # dbt_project.yml's vars, for a project never compiled
+    macros: tuple[MacroFile, ...] = ()  # its macro files and its packages', for a project never compiled
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,7 @@ def load_dbt(
     if files is not None:
         project.issues.extend(files.issues)
         project.variables.update(files.variables)
+        project.macros = files.macros
     nodes = {**_nodes(manifest, "nodes", project.issues), **_nodes(manifest, "sources", project.issues)}
     ctx = Context(profile)
     names = {uid: _relation(node, ctx) for uid, node in nodes.items()}

@@ -31,6 +31,7 @@ import yaml
 from lineage_cli.harvest.inputs.files import display_path, inside
 from lineage_cli.harvest.inputs.json_types import json_type
 from lineage_cli.harvest.inputs.sql_text import decode_sql
+from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.placeholders import SINGLE_VALUES, template_values
 from lineage_cli.model import Issue
 from lineage_cli.yamlsafe import YamlError, compose, construct
@@ -40,7 +41,8 @@ _REF = re.compile(r"\bref\s*\(\s*(?:['\"][^'\"]+['\"]\s*,\s*)?['\"]([^'\"]+)['\"
 _SOURCE = re.compile(r"\bsource\s*\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
 _CONFIG_VALUE = r"\b{key}\s*=\s*['\"]([^'\"]+)['\"]"
 _SNAPSHOT = re.compile(r"{%-?\s*snapshot\s+(\w+)\s*-?%}(.*?){%-?\s*endsnapshot\s*-?%}", re.DOTALL)
-_FOLDERS = {"model-paths": "models", "seed-paths": "seeds", "snapshot-paths": "snapshots"}  # key -> dbt's default
+_FOLDERS = {"model-paths": "models", "seed-paths": "seeds", "snapshot-paths": "snapshots", "macro-paths": "macros"}
+_PACKAGES = "dbt_packages"  # where `dbt deps` installs packages, each with its macros under macros/
 # The strings a source and a source's table may give besides their names.
 _SOURCE_TEXT, _TABLE_TEXT = ("schema", "database"), ("identifier",)
 
@@ -52,6 +54,7 @@ class ProjectFiles:
     manifest: dict[str, Any]
     variables: dict[str, str] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
+    macros: tuple[MacroFile, ...] = ()  # the project's macro files, then its installed packages'
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +102,11 @@ def project_manifest(project: Path, root: Path | None = None, encoding: str | No
         for path in reader.files(folder, ".sql"):
             if (text := reader.sql(path)) is not None:
                 nodes.update(_snapshots(project, path, text, name))
+    macros = [macro for folder in reader.folders(settings, "macro-paths") for macro in reader.macros(folder, "")]
+    for package in reader.packages():
+        macros += reader.macros(package / "macros", package.name)
     manifest = {"metadata": {"adapter_type": "ansi"}, "nodes": _with_dependencies(nodes, name)}
-    return ProjectFiles(manifest, reader.variables(settings, name), reader.issues)
+    return ProjectFiles(manifest, reader.variables(settings, name), reader.issues, tuple(macros))
 
 
 @dataclass(slots=True)
@@ -140,6 +146,34 @@ class _Reader:
         text, warnings = decode_sql(data, display_path(path), self.encoding)
         self.issues.extend(warnings)
         return text
+
+    def macros(self, folder: Path, package: str) -> list[MacroFile]:
+        """The macro files under ``folder``, of ``package`` ("" for the project's own); one Jinja cannot read is
+        a warning at its line, and its macros stay unknown."""
+        if not folder.is_dir():
+            return []
+        from lineage_cli.harvest.templates.jinja import macro_file_problem  # jinja2: a project with macros
+
+        found = []
+        for path in self.files(folder, ".sql"):
+            if (text := self.sql(path)) is None:
+                continue
+            if (problem := macro_file_problem(text)) is not None:
+                line, reason = problem
+                message = f"cannot read dbt macros: {reason}; its macros are unknown"
+                self.issues.append(Issue(display_path(path), line, message, level="warning"))
+            else:
+                found.append(MacroFile(package, display_path(path), text))
+        return found
+
+    def packages(self) -> list[Path]:
+        """The folders of the packages installed in the project (``dbt_packages/*``)."""
+        installed = self.project / _PACKAGES
+        try:
+            return sorted(path for path in installed.iterdir() if path.is_dir()) if installed.is_dir() else []
+        except OSError as error:
+            self.issues.append(Issue(display_path(installed), 0, f"cannot search folder: {error.strerror}; skipped"))
+            return []
 
     def yaml(self, path: Path, fallback: str) -> _Yaml | None:
         """A YAML file of the project; None, and an error ending in ``fallback``, when it cannot be read."""

@@ -23,6 +23,7 @@ from lineage_cli import __version__
 from lineage_cli.harvest.flows import Step, declared_name
 from lineage_cli.harvest.inputs.files import display_path, sql_files
 from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.placeholders import substitute
 from lineage_cli.model import Issue, Provenance
 from lineage_cli.profiles import DialectProfile, ProfileError, load_profile
@@ -45,6 +46,7 @@ class HarvestOptions:
     defaults: Pairs = ()
     relations: Pairs = ()  # dbt ref:/source:/this -> relation, for a model's raw SQL
     encoding: str | None = None  # --encoding: of files with no byte-order mark or `-- encoding:` line
+    macros: tuple[MacroFile, ...] = ()  # a dbt project's macro files, for a model's raw SQL
 
     def fingerprint(self) -> str:
         return repr(
@@ -56,6 +58,7 @@ class HarvestOptions:
                 self.defaults,
                 self.relations,
                 self.encoding,
+                self.macros,
                 __version__,
             )
         )
@@ -185,7 +188,12 @@ def _plan_dbt(plan: Plan, dbt: DbtProject, base: HarvestOptions) -> None:
         if model.sql is None:
             plan.bare_steps.append(step)
             continue
-        options = replace(_with_layers(base, None, dbt.variables, {}), dialect=dbt.dialect, relations=model.relations)
+        options = replace(
+            _with_layers(base, None, dbt.variables, {}),
+            dialect=dbt.dialect,
+            relations=model.relations,
+            macros=dbt.macros,
+        )
         plan.units.append(Unit(model.display, options, text=model.sql, step=step))
 
 

@@ -33,6 +33,7 @@ from lineage_cli.harvest.sql.statements import (
     routine_parameters,
     unanalysed,
 )
+from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.params import default_name
 from lineage_cli.harvest.templates.placeholders import Rendered, render
 from lineage_cli.model import Issue
@@ -198,6 +199,7 @@ def analyze_template(
     variables: Mapping[str, object] | None = None,
     defaults: Mapping[str, str] | None = None,
     relations: Mapping[str, str] | None = None,
+    macros: tuple[MacroFile, ...] = (),
 ) -> ScriptAnalysis:
     """``analyze_script`` over a template: rendered first (``templates.render``), then its names,
     lines and messages mapped back to the template.
@@ -210,7 +212,7 @@ def analyze_template(
     >>> [(s.targets, s.sources) for s in script.lineage], script.defaults
     ([(['dwh.t'], ['#src#.s'])], {'#src#.s': 'stg.s'})
     """
-    rendered = render(sql, variables, relations)
+    rendered = render(sql, variables, relations, macros)
     script = analyze_script(rendered.text, file, dialect, default_schema, catalog)
     fold = load_profile(file_dialect(sql) or dialect).fold
     _map_back(script, rendered, defaults or {}, fold)

@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
-from jinja2 import Environment, TemplateError, nodes
+from jinja2 import Environment, TemplateError, TemplateSyntaxError, nodes
 from jinja2.ext import Extension
 from jinja2.parser import Parser
 from jinja2.runtime import Undefined
@@ -42,6 +42,7 @@ from lineage_cli.harvest.templates.budget import (
     meter,
     metered,
 )
+from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.markers import JINJA_OPEN
 
 _CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
@@ -191,9 +192,14 @@ def _subscript(key: object) -> str:
 
 
 def render_jinja(
-    sql: str, variables: Mapping[str, str], relations: Mapping[str, str] | None = None, limits: Limits = LIMITS
+    sql: str,
+    variables: Mapping[str, str],
+    relations: Mapping[str, str] | None = None,
+    limits: Limits = LIMITS,
+    macros: tuple[MacroFile, ...] = (),
 ) -> JinjaOutput:
-    """Render ``sql`` with ``variables``; ``relations`` resolves dbt's ``ref`` / ``source`` / ``this``.
+    """Render ``sql`` with ``variables``; ``relations`` resolves dbt's ``ref`` / ``source`` / ``this``, and the
+    macros of ``macros`` (a dbt project's files) may be called.
 
     >>> out = render_jinja("SELECT 1\\n{% if full %}\\nFROM a\\n{% else %}\\nFROM {{ db }}.b\\n{% endif %}\\n;", {})
     >>> [(line, text) for line, text in zip(out.lines, out.text.splitlines()) if text.strip()]
@@ -203,10 +209,12 @@ def render_jinja(
     # nor run for hours or fill the memory.
     environment = BudgetedSandbox(undefined=KeptUndefined, keep_trailing_newline=True, extensions=list(EXTENSIONS))
     context = {**_dbt_context(variables, relations or {}), **variables}
+    library = _MacroLibrary(environment, macros)
     try:
         tree = environment.parse(_mark_lines(sql))
-        warnings = _unknown_calls(tree, environment, set(context))
+        warnings = _unknown_calls(tree, environment, set(context) | library.names)
         with metered(limits):
+            warnings += library.load(context)
             rendered = environment.from_string(meter(tree)).render(context)
     except BudgetExceeded as error:
         message = f"template {error}: Jinja not rendered, only placeholders substituted"
@@ -221,6 +229,116 @@ def render_jinja(
         return JinjaOutput(sql, _identity(sql), [(1, message)])
     text, lines = _unmark(rendered)
     return JinjaOutput(text, lines, warnings)
+
+
+class _MacroReturn(Exception):  # noqa: N818 - not an error: how dbt's return() leaves a macro
+    """dbt's ``return(value)``: the value of the macro that calls it, carried out of the macro's text."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__()
+        self.value = value
+
+
+def _return(value: object = None) -> NoReturn:
+    raise _MacroReturn(value)
+
+
+def _returning(macro: Callable[..., object]) -> Callable[..., object]:
+    """``macro`` called as dbt calls it: its value is what it ``return()``s, else its text."""
+
+    def call(*args: object, **kwargs: object) -> object:
+        try:
+            return macro(*args, **kwargs)
+        except _MacroReturn as returned:
+            return returned.value
+
+    return call
+
+
+class _Package:
+    """An installed package's macros, called as ``package.name(...)``: a name it lacks is a placeholder, and a
+    dbt / dbt_utils macro whose output is known (``_known_macro``) keeps that output (the package's own would
+    dispatch to adapter macros this harvest does not have)."""
+
+    def __init__(self, name: str, macros: Mapping[str, Callable[..., object]]) -> None:
+        self._name, self._macros = name, macros
+
+    def __getattr__(self, name: str) -> Any:
+        if name[:2] == "__":
+            raise AttributeError(name)
+        path = f"{self._name}.{name}"
+        if name in self._macros and not (self._name in _MACRO_NAMESPACES and name in _KNOWN_MACROS):
+            return self._macros[name]
+        return KeptUndefined(name=path)
+
+
+class _MacroLibrary:
+    """A dbt project's macro files: parsed before the render (their macros' names are known names), made into
+    macros when it runs (``load``: under its budget, as their files' top level runs then)."""
+
+    def __init__(self, environment: Environment, files: tuple[MacroFile, ...]) -> None:
+        self.environment = environment
+        self.trees: list[tuple[MacroFile, nodes.Template]] = []
+        for file in files:
+            try:
+                tree = environment.parse(file.text)
+            except TemplateSyntaxError:
+                continue  # reported once, when the project was read (``macro_file_problem``)
+            _unknown_calls(tree, environment, set())  # its unknown filters and tests stubbed, as the model's
+            self.trees.append((file, tree))
+        self.names = {file.package or macro.name for file, tree in self.trees for macro in _macros_of(tree)}
+
+    def load(self, context: dict[str, Any]) -> list[tuple[int, str]]:
+        """Bind the macros in ``context``: the project's by name, a package's under its name.  A package's macros
+        see its own by name too.  A file whose top level fails is a warning naming it; its macros stay unknown."""
+        for name, value in self.environment.globals.items():
+            context.setdefault(name, value)
+        scopes: dict[str, dict[str, Any]] = {"": context}
+        found: dict[str, dict[str, Callable[..., object]]] = {"": {}}
+        warnings: list[tuple[int, str]] = []
+        for file, tree in self.trees:
+            scope = scopes.setdefault(file.package, {})
+            try:
+                module = self._module(file, tree, scope)
+            except BudgetExceeded:
+                raise
+            except Exception as error:  # noqa: BLE001 - a macro file's own code may raise anything
+                warnings.append((1, f"cannot load dbt macros {file.display}: {error}; its macros are unknown"))
+                continue
+            macros = found.setdefault(file.package, {})
+            for macro in _macros_of(tree):
+                if (made := getattr(module, macro.name, None)) is not None:
+                    macros[macro.name] = _returning(made)
+        context.update(found.pop(""))
+        for package, macros in found.items():
+            context.setdefault(package, _Package(package, macros))
+        for package, macros in found.items():
+            scopes[package].update({**context, **macros})
+        return warnings
+
+    def _module(self, file: MacroFile, tree: nodes.Template, scope: dict[str, Any]) -> Any:
+        """The file run as a module over ``scope``; shared, so its macros look names up there when they run, and see
+        the macros of every file.  Named as its file, so a budget overspent in a macro is reported at the model's
+        line that called it."""
+        environment = self.environment
+        code = environment.compile(meter(tree), filename=file.display)
+        return environment.template_class.from_code(environment, code, environment.globals).make_module(
+            vars=scope, shared=True
+        )
+
+
+def _macros_of(tree: nodes.Template) -> Iterator[nodes.Macro]:
+    """The macros a file defines at its top level."""
+    return (node for node in tree.body if isinstance(node, nodes.Macro))
+
+
+def macro_file_problem(text: str) -> tuple[int, str] | None:
+    """The line and the reason Jinja cannot read a file of macros; None when it can."""
+    try:
+        BudgetedSandbox(undefined=KeptUndefined, extensions=list(EXTENSIONS)).parse(text)
+    except TemplateSyntaxError as error:
+        return error.lineno, error.message or "not Jinja"
+    return None
 
 
 def _template_line(error: BaseException) -> int:
@@ -372,6 +490,7 @@ def _dbt_context(variables: Mapping[str, str], relations: Mapping[str, str]) -> 
         "env_var": env_var,
         "config": lambda *args, **kwargs: "",
         "is_incremental": lambda: False,
+        "return": _return,
     }
     context: dict[str, Any] = dict(functions)
     if "this" in relations:

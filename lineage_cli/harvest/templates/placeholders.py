@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lineage_cli.errors import InputError
+from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.markers import JINJA_OPEN
 from lineage_cli.harvest.templates.params import Placeholders
 
@@ -75,7 +76,10 @@ class Rendered:
 
 
 def render(
-    sql: str, variables: Mapping[str, object] | None = None, relations: Mapping[str, str] | None = None
+    sql: str,
+    variables: Mapping[str, object] | None = None,
+    relations: Mapping[str, str] | None = None,
+    macros: tuple[MacroFile, ...] = (),
 ) -> Rendered:
     """Jinja, then scheduler placeholders, then parse-safe tokens for what has no value.
 
@@ -88,7 +92,7 @@ def render(
     if JINJA_OPEN.search(sql) is not None:
         from lineage_cli.harvest.templates.jinja import render_jinja
 
-        output = render_jinja(sql, values, relations)
+        output = render_jinja(sql, values, relations, macros=macros)
         sql, warnings = output.text, output.warnings
         lines = None if output.lines == list(range(1, len(output.lines) + 1)) else output.lines
     placeholders = Placeholders()
