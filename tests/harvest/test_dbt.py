@@ -562,3 +562,43 @@ def test_a_macro_renders_under_the_models_budget(tmp_path) -> None:
     assert f"{project}/models/a.sql:2: warning: template exceeded its limit of 1,000,000 loop iterations" in " ".join(
         stderr
     )
+
+
+FOLDER_CONFIGS = """\
+name: p
+models:
+  p:
+    +schema: base
+    marts:
+      +schema: mattermost
+      +materialized: table
+      core:
+        +alias: fact_core
+        +materialized: [table]
+"""
+
+
+def test_config_in_the_model_over_dbt_project_yml_folders_over_the_project(tmp_path) -> None:
+    project = _project(
+        tmp_path,
+        {
+            "models/stg.sql": "select 1 as x\n",
+            "models/marts/server_fact.sql": "select x from {{ ref('stg') }}\n",
+            "models/marts/own.sql": "{{ config({'schema': 'x', \"materialized\": 'view'}) }}\nselect 1 as y\n",
+            "models/marts/core/c.sql": "{{ config(schema='kw') }}\nselect x from {{ ref('server_fact') }}\n",
+        },
+        FOLDER_CONFIGS,
+    )
+    loaded = load_dbt(project, "postgres")
+    built = {m.display.rsplit("/", 1)[-1]: m.sql.split(" AS ")[0] for m in loaded.models if m.sql}
+    assert built == {
+        "stg.sql": "CREATE VIEW base.stg",
+        "server_fact.sql": "CREATE TABLE mattermost.server_fact",
+        "own.sql": "CREATE VIEW x.own",
+        "c.sql": "CREATE TABLE kw.fact_core",
+    }
+    assert [str(issue) for issue in loaded.issues] == [
+        f"{project}/dbt_project.yml:10: error: models.p.marts.core.+materialized must be a string, got a list; not used"
+    ]
+    _, _, statements = _harvest_files(project)
+    assert "models/marts/core/c.sql:1 - kw.fact_core <- mattermost.server_fact" in statements

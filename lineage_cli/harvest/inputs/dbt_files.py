@@ -2,12 +2,14 @@
 
 The project's files are read into the parts of a manifest that ``dbt.py`` uses, so the harvest is the
 same as for a manifest's uncompiled models: each model's ``raw_code`` rendered with ``ref`` / ``source`` /
-``this`` resolved.  What only a dbt run knows is approximated, and the docs say so: a model's relation is
-its name (or ``config(alias=..., schema=...)``) in the default schema, since the target schema is in the
-user's profiles.yml; materializations come from ``config(materialized=...)`` and the ``+materialized``
-of ``dbt_project.yml``; an ephemeral model is read as a view (dbt would inline it); ``depends_on`` is
-every ``ref`` and ``source`` the raw code calls.  The single values of ``dbt_project.yml``'s ``vars``
-(and of its ``vars: {project: ...}``) are the values of ``var()``.
+``this`` resolved, and the project's macros (and its installed packages') callable.  What only a dbt run
+knows is approximated, and the docs say so: a model's relation is its name in the default schema, since the
+target schema is in the user's profiles.yml, unless an alias or a schema is configured.  Its alias, schema
+and materialization come from ``config(materialized=...)`` (or ``config({'materialized': ...})``), else from
+the ``+materialized`` / ``+alias`` / ``+schema`` of ``dbt_project.yml``'s folders (the deepest first), else
+from its project's: dbt's precedence.  An ephemeral model is read as a view (dbt would inline it);
+``depends_on`` is every ``ref`` and ``source`` the raw code calls.  The single values of
+``dbt_project.yml``'s ``vars`` (and of its ``vars: {project: ...}``) are the values of ``var()``.
 
 A project from a pull request must not make the harvest read other files: every file read, and every
 folder searched, must be inside the project's folder (or the ``root`` it is read with), symlinks
@@ -36,12 +38,16 @@ from lineage_cli.harvest.templates.placeholders import SINGLE_VALUES, template_v
 from lineage_cli.model import Issue
 from lineage_cli.yamlsafe import YamlError, compose, construct
 
-# `ref('name')`, `ref('package', 'name')`, `source('source', 'table')`, `config(materialized='table', ...)`
+# `ref('name')`, `ref('package', 'name')`, `source('source', 'table')`, `config(materialized='table', ...)` or
+# `config({'materialized': 'table', ...})`
 _REF = re.compile(r"\bref\s*\(\s*(?:['\"][^'\"]+['\"]\s*,\s*)?['\"]([^'\"]+)['\"]")
 _SOURCE = re.compile(r"\bsource\s*\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
-_CONFIG_VALUE = r"\b{key}\s*=\s*['\"]([^'\"]+)['\"]"
+_CONFIG_VALUE = r"(?:\b{key}\s*=|['\"]{key}['\"]\s*:)\s*['\"]([^'\"]+)['\"]"
 _SNAPSHOT = re.compile(r"{%-?\s*snapshot\s+(\w+)\s*-?%}(.*?){%-?\s*endsnapshot\s*-?%}", re.DOTALL)
 _FOLDERS = {"model-paths": "models", "seed-paths": "seeds", "snapshot-paths": "snapshots", "macro-paths": "macros"}
+# What a model takes from dbt_project.yml's `models:` folders (`+schema: x`, or `schema: x`, when it is no folder).
+_FOLDER_CONFIGS = ("materialized", "alias", "schema")
+_PLUS_CONFIGS = frozenset(f"+{key}" for key in _FOLDER_CONFIGS)
 _PACKAGES = "dbt_packages"  # where `dbt deps` installs packages, each with its macros under macros/
 # The strings a source and a source's table may give besides their names.
 _SOURCE_TEXT, _TABLE_TEXT = ("schema", "database"), ("identifier",)
@@ -260,16 +266,17 @@ class _Reader:
             message = f"models.{project} must be an object, got {json_type(config)}; not used"
             self.error(settings, ("models", project), message)
             return {}
-        self._check_materialized(settings, ("models", project), config or {})
+        self._check_configs(settings, ("models", project), config or {})
         return config or {}
 
-    def _check_materialized(self, settings: _Yaml, keys: tuple[str, ...], level: Mapping[str, Any]) -> None:
+    def _check_configs(self, settings: _Yaml, keys: tuple[str, ...], level: Mapping[str, Any]) -> None:
+        """An error for each folder config a model takes (``_FOLDER_CONFIGS``) that is not a string."""
         pending = [(keys, level)]
         for keys, level in pending:  # grows as it goes: no recursion, as YAML nests deeper than Python recurses
             for key, value in level.items():
-                if isinstance(value, dict) and key != "+materialized":
+                if isinstance(value, dict) and key not in _PLUS_CONFIGS:
                     pending.append(((*keys, str(key)), value))
-                elif key in ("+materialized", "materialized") and not isinstance(value, str):
+                elif (key in _PLUS_CONFIGS or key in _FOLDER_CONFIGS) and not isinstance(value, str):
                     message = f"{'.'.join((*keys, key))} must be a string, got {json_type(value)}; not used"
                     self.error(settings, (*keys, key), message)
 
@@ -360,14 +367,17 @@ def _child(node: yaml.Node | None, key: str | int) -> yaml.Node | None:
 
 def _model(project: Path, folder: Path, path: Path, code: str, models: Mapping[str, Any]) -> dict[str, Any]:
     folders = path.relative_to(folder).parts[:-1]  # under the model path, as dbt_project.yml's models: names them
-    materialized = _config(code, "materialized") or _project_config(models, folders, "materialized")
+    # dbt's precedence: the model's config() over dbt_project.yml's folders (the deepest first), over its project's
+    materialized, alias, schema = (
+        _config(code, key) or _project_config(models, folders, key) for key in _FOLDER_CONFIGS
+    )
     if materialized == "ephemeral":
         materialized = "view"  # dbt inlines it; read on its own, it is a view its dependents read
     return {
         "resource_type": "model",
         "name": path.stem,
-        "alias": _config(code, "alias"),
-        "schema": _config(code, "schema"),
+        "alias": alias,
+        "schema": schema,
         "original_file_path": os.path.relpath(path, project),
         "raw_code": code,
         "language": "sql",
