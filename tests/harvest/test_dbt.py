@@ -602,3 +602,24 @@ def test_config_in_the_model_over_dbt_project_yml_folders_over_the_project(tmp_p
     ]
     _, _, statements = _harvest_files(project)
     assert "models/marts/core/c.sql:1 - kw.fact_core <- mattermost.server_fact" in statements
+
+
+def test_a_ref_names_its_model_whatever_the_ctes_are_called(tmp_path) -> None:
+    project = _project(
+        tmp_path,
+        {
+            "models/sources.yml": RAW_SOURCES,
+            "models/orders.sql": "select id from {{ source('raw', 'orders') }}\n",
+            "models/b.sql": "with orders as (select * from {{ ref('orders') }})\nselect id from orders\n",
+            # the ref in the second CTE would be the first CTE, were it rendered as a bare name
+            "models/c.sql": "with orders as (select 1 as n), totals as (select id from {{ ref('orders') }})\n"
+            "select totals.id, orders.n from totals cross join orders\n",
+        },
+    )
+    _, _, statements = _harvest_files(project)
+    assert statements == [
+        "models/b.sql:1 - public.b <- public.orders",
+        "models/c.sql:1 - public.c <- public.orders",
+        "models/orders.sql:1 - public.orders <- raw.orders",
+    ]
+    assert {"public.orders.id -> public.b.id", "public.orders.id -> public.c.id"} <= _column_edges(project)

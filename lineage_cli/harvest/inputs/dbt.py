@@ -252,7 +252,7 @@ def _model(
     relations: tuple[tuple[str, str], ...] = ()
     if not code and node.get("language", "sql") == "sql":
         code = node.get("raw_code") or node.get("raw_sql")
-        relations = _relations(node, nodes)
+        relations = _relations(uid, nodes, names)
     if not code or node.get("language", "sql") != "sql":
         return DbtModel(uid, display, str(names[uid]), sources)
     kind = "VIEW" if _materialized(node) in _VIEWS else "TABLE"
@@ -274,11 +274,12 @@ def _depends_on(uid: str, nodes: Mapping[str, Any], names: Mapping[str, str | No
             yield str(names[parent])
 
 
-def _relations(node: Mapping[str, Any], nodes: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+def _relations(uid: str, nodes: Mapping[str, Any], names: Mapping[str, str | None]) -> tuple[tuple[str, str], ...]:
     """``ref:NAME`` / ``source:SOURCE.TABLE`` / ``this`` -> relation text, for rendering raw dbt SQL."""
+    node = nodes[uid]
     found: dict[str, str] = {}
-    for other in nodes.values():
-        text = _relation_text(other)
+    for other_uid, other in nodes.items():
+        text = _qualified_text(other_uid, other, names)
         if text is None:
             continue
         if other.get("resource_type") in _DATASETS:
@@ -288,9 +289,17 @@ def _relations(node: Mapping[str, Any], nodes: Mapping[str, Any]) -> tuple[tuple
     wanted = {f"ref:{_ref_name(ref)}" for ref in node.get("refs") or []}
     wanted |= {f"source:{'.'.join(map(str, source))}" for source in node.get("sources") or []}
     chosen = {key: found[key] for key in wanted if key in found}
-    if _relation_text(node):
-        chosen["this"] = str(_relation_text(node))
+    if (this := _qualified_text(uid, node, names)) is not None:
+        chosen["this"] = this
     return tuple(sorted(chosen.items()))
+
+
+def _qualified_text(uid: str, node: Mapping[str, Any], names: Mapping[str, str | None]) -> str | None:
+    """The relation text a ``ref`` renders: qualified, as dbt's always is, so that no CTE of the model reading it
+    (``with orders as (...), totals as (select * from {{ ref('orders') }})``) can take its place.  A model read
+    from its files has no schema until the default one is filled in: its folded name is."""
+    text = _relation_text(node)
+    return (names.get(uid) or text) if text is not None and "." not in text else text
 
 
 def _ref_name(ref: object) -> str:
