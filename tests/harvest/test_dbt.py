@@ -623,3 +623,35 @@ def test_a_ref_names_its_model_whatever_the_ctes_are_called(tmp_path) -> None:
         "models/orders.sql:1 - public.orders <- raw.orders",
     ]
     assert {"public.orders.id -> public.b.id", "public.orders.id -> public.c.id"} <= _column_edges(project)
+
+
+def test_dbt_utils_group_by_and_date_spine_render_as_sql(tmp_path) -> None:
+    model = """\
+with spine as (
+    {{ dbt_utils.date_spine(datepart="day", start_date="cast('2020-01-01' as date)", end_date="current_date") }}
+), totals as (
+    select o.id, s.date_day, sum(o.amount) as amount
+    from {{ source('raw', 'orders') }} o join spine s on o.id > 0
+    {{ dbt_utils.group_by(2) }}
+)
+select * from totals
+"""
+    downstream = "select * from {{ ref('a') }}\n"
+    project = _project(tmp_path, {"models/sources.yml": RAW_SOURCES, "models/a.sql": model, "models/b.sql": downstream})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and not [line for line in stderr if "a.sql" in line], stderr
+    assert statements == ["models/a.sql:1 - public.a <- raw.orders", "models/b.sql:1 - public.b <- public.a"]
+    edges = _column_edges(project)
+    assert {"raw.orders.id -> public.a.id", "raw.orders.amount -> public.a.amount"} <= edges
+    # the spine's column is a column of the model, from no table
+    assert "public.a.date_day -> public.b.date_day" in edges
+    assert not [edge for edge in edges if edge.endswith(" public.a.date_day")]
+
+
+def test_a_group_by_past_the_budget_is_a_warning(tmp_path) -> None:
+    project = _project(tmp_path, {"models/a.sql": "select 1 as x\n{{ dbt_utils.group_by(10 ** 8) }}\n"})
+    code, stderr, _ = _harvest_files(project)
+    assert code == 0
+    assert "models/a.sql:2: warning: template exceeded its limit of 16,777,216 characters for a value" in " ".join(
+        stderr
+    )

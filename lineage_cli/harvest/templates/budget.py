@@ -134,6 +134,11 @@ def metered(limits: Limits = LIMITS) -> Iterator[Budget]:
         _BUDGET.reset(token)
 
 
+def charge_value(characters: int) -> None:
+    """Refuse to build a value of ``characters`` in the render under way (a macro's output made in Python)."""
+    _BUDGET.get().value(characters)
+
+
 _CONTAINERS = (list, tuple, dict, set, frozenset, Namespace, KeysView, ValuesView, ItemsView)
 
 

@@ -39,6 +39,7 @@ from lineage_cli.harvest.templates.budget import (
     BudgetedSandbox,
     BudgetExceeded,
     Limits,
+    charge_value,
     meter,
     metered,
 )
@@ -153,7 +154,7 @@ _TYPE_MACROS = {
 }
 _MACRO_NAMESPACES = frozenset({"dbt", "dbt_utils"})
 _KEY_SEPARATOR = ", '-', "  # between the fields of dbt_utils' surrogate key
-_KNOWN_MACROS = frozenset({*_TYPE_MACROS, "surrogate_key", "generate_surrogate_key", "star"})
+_KNOWN_MACROS = frozenset({*_TYPE_MACROS, "surrogate_key", "generate_surrogate_key", "star", "group_by", "date_spine"})
 
 
 def _macro_name(path: str) -> str | None:
@@ -165,7 +166,8 @@ def _macro_name(path: str) -> str | None:
 def _known_macro(path: str, args: tuple[object, ...], kwargs: Mapping[str, object]) -> str | None:
     """The SQL of a dbt macro whose output is known from its arguments: the type macros, the surrogate key
     (dbt_utils' md5 of its fields, so the key keeps their lineage), ``star`` (every column of the relation,
-    ``except`` ignored); None for any other call.
+    ``except`` ignored), ``group_by(n)`` (``group by 1, ..., n``) and ``date_spine`` (a query of its one column,
+    ``date_<datepart>``, that reads no table); None for any other call.
 
     >>> _known_macro("dbt_utils.generate_surrogate_key", (["order_id", "line_no"],), {})
     "md5(concat(coalesce(cast(order_id as varchar), ''), '-', coalesce(cast(line_no as varchar), '')))"
@@ -180,7 +182,23 @@ def _known_macro(path: str, args: tuple[object, ...], kwargs: Mapping[str, objec
     if name == "star":
         qualifier = kwargs.get("relation_alias")
         return f"{qualifier}.*" if isinstance(qualifier, str) and qualifier else "*"
+    if name == "group_by":
+        return _group_by(args[0] if args else kwargs.get("n"))
+    if name == "date_spine":
+        datepart = args[0] if args else kwargs.get("datepart")
+        column = f"date_{datepart}" if isinstance(datepart, str) and datepart.isidentifier() else "date_day"
+        return f"select cast(null as timestamp) as {column}"
     return None
+
+
+def _group_by(count: object) -> str | None:
+    """``group by 1, 2, ..., count``, its size charged to the render's budget first; None for no count."""
+    if isinstance(count, str) and count.isdigit():
+        count = int(count)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        return None
+    charge_value(count * (len(str(count)) + 2))
+    return "group by " + ", ".join(str(position) for position in range(1, count + 1))
 
 
 def _subscript(key: object) -> str:
