@@ -655,3 +655,24 @@ def test_a_group_by_past_the_budget_is_a_warning(tmp_path) -> None:
     assert "models/a.sql:2: warning: template exceeded its limit of 16,777,216 characters for a value" in " ".join(
         stderr
     )
+
+
+def test_a_packages_macros_dispatch_to_their_default_and_an_unknown_one_is_a_warning(tmp_path) -> None:
+    dispatching = (
+        "{% macro cols() %}{{ return(adapter.dispatch('cols', 'util')()) }}{% endmacro %}"
+        "{% macro default__cols() %}id, name{% endmacro %}\n"
+    )
+    project = _project(
+        tmp_path,
+        {
+            "models/sources.yml": RAW_SOURCES,
+            "models/b.sql": "select {{ util.cols() }} from {{ source('raw', 'customers') }}\n{{ util.nothing() }}\n",
+            "dbt_packages/util/macros/u.sql": dispatching,
+        },
+    )
+    code, stderr, _ = _harvest_files(project)
+    assert code == 0
+    assert "raw.customers.name -> public.b.name" in _column_edges(project)
+    assert [line for line in stderr if "warning" in line] == [
+        f"{project}/models/b.sql:2: warning: unknown Jinja macro util.nothing: rendered as a placeholder"
+    ]

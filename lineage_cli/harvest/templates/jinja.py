@@ -230,7 +230,7 @@ def render_jinja(
     library = _MacroLibrary(environment, macros)
     try:
         tree = environment.parse(_mark_lines(sql))
-        warnings = _unknown_calls(tree, environment, set(context) | library.names)
+        warnings = _unknown_calls(tree, environment, set(context) | library.names, library.packages)
         with metered(limits):
             warnings += library.load(context)
             rendered = environment.from_string(meter(tree)).render(context)
@@ -290,6 +290,27 @@ class _Package:
         return KeptUndefined(name=path)
 
 
+class _Adapter:
+    """dbt's ``adapter``, as far as macros need it to find each other: ``dispatch(name, namespace)`` is the
+    namespace's ``default__name`` (else the project's); the adapter's own macros (``<adapter>__name``) are not
+    known, as the harvest runs no adapter.  Anything else of it is a placeholder."""
+
+    def __init__(self, macros: Mapping[str, Mapping[str, Callable[..., object]]]) -> None:
+        self._macros = macros
+
+    def dispatch(self, macro_name: str, macro_namespace: str | None = None) -> Any:
+        for package in dict.fromkeys((macro_namespace or "", "")):
+            if (found := self._macros.get(package, {}).get(f"default__{macro_name}")) is not None:
+                return found
+        # a known dbt / dbt_utils macro keeps its output (``_known_macro``); another is a placeholder naming it
+        return KeptUndefined(name=f"{macro_namespace}.{macro_name}" if macro_namespace else macro_name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name[:2] == "__":
+            raise AttributeError(name)
+        return KeptUndefined(name=f"adapter.{name}")
+
+
 class _MacroLibrary:
     """A dbt project's macro files: parsed before the render (their macros' names are known names), made into
     macros when it runs (``load``: under its budget, as their files' top level runs then)."""
@@ -304,7 +325,14 @@ class _MacroLibrary:
                 continue  # reported once, when the project was read (``macro_file_problem``)
             _unknown_calls(tree, environment, set())  # its unknown filters and tests stubbed, as the model's
             self.trees.append((file, tree))
-        self.names = {file.package or macro.name for file, tree in self.trees for macro in _macros_of(tree)}
+        # the names a model may call: the project's macros, the packages, and each package's macros by dotted name
+        self.packages = {file.package for file, _ in self.trees if file.package}
+        self.names = {
+            name
+            for file, tree in self.trees
+            for macro in _macros_of(tree)
+            for name in ((f"{file.package}.{macro.name}", file.package) if file.package else (macro.name,))
+        }
 
     def load(self, context: dict[str, Any]) -> list[tuple[int, str]]:
         """Bind the macros in ``context``: the project's by name, a package's under its name.  A package's macros
@@ -327,6 +355,7 @@ class _MacroLibrary:
             for macro in _macros_of(tree):
                 if (made := getattr(module, macro.name, None)) is not None:
                     macros[macro.name] = _returning(made)
+        context.setdefault("adapter", _Adapter(dict(found)))
         context.update(found.pop(""))
         for package, macros in found.items():
             context.setdefault(package, _Package(package, macros))
@@ -429,13 +458,17 @@ def _unmark(rendered: str) -> tuple[str, list[int]]:
     return "\n".join(texts), lines
 
 
-def _unknown_calls(tree: nodes.Template, environment: Environment, known: set[str]) -> list[tuple[int, str]]:
-    """Warnings for calls of undefined macros, filters and tests; unknown filters and tests are stubbed."""
+def _unknown_calls(
+    tree: nodes.Template, environment: Environment, known: set[str], packages: set[str] | None = None
+) -> list[tuple[int, str]]:
+    """Warnings for calls of undefined macros, filters and tests (a package's macro is known by its dotted name,
+    ``package.name``, the ``packages`` being known too); unknown filters and tests are stubbed."""
     defined = known | set(environment.globals) | _JINJA_NAMES | set(_defined_names(tree))
     warnings: list[tuple[int, str]] = []
     for call in tree.find_all(nodes.Call):
         root, dotted = _callee(call.node)
-        if root is not None and root not in defined and _macro_name(dotted) not in _KNOWN_MACROS:
+        callee = ".".join(dotted.split(".")[:2]) if root in (packages or ()) else root
+        if root is not None and callee not in defined and _macro_name(dotted) not in _KNOWN_MACROS:
             warnings.append((call.lineno, f"unknown Jinja macro {dotted}: rendered as a placeholder"))
     for node, registry, what, stub in (
         (nodes.Filter, environment.filters, "filter", _pass_through),
