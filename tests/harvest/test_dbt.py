@@ -676,3 +676,18 @@ def test_a_packages_macros_dispatch_to_their_default_and_an_unknown_one_is_a_war
     assert [line for line in stderr if "warning" in line] == [
         f"{project}/models/b.sql:2: warning: unknown Jinja macro util.nothing: rendered as a placeholder"
     ]
+
+
+def test_a_macro_file_linked_outside_the_project_is_an_error_and_is_not_read(tmp_path) -> None:
+    project = _project(tmp_path, {"models/a.sql": "select 1 as x\n"})
+    (tmp_path / "secret.sql").write_text(SECRET)
+    for folder in (project / "macros", project / "dbt_packages" / "util" / "macros"):
+        folder.mkdir(parents=True)
+        (folder / "leak.sql").symlink_to(tmp_path / "secret.sql")
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and statements == ["models/a.sql:1 - public.a <- "]
+    assert _errors(stderr) == [
+        f"{project}/macros/leak.sql: error: outside the dbt project {project}; not read",
+        f"{project}/dbt_packages/util/macros/leak.sql: error: outside the dbt project {project}; not read",
+    ]
+    assert "hunter2" not in "\n".join(stderr)
