@@ -691,3 +691,21 @@ def test_a_macro_file_linked_outside_the_project_is_an_error_and_is_not_read(tmp
         f"{project}/dbt_packages/util/macros/leak.sql: error: outside the dbt project {project}; not read",
     ]
     assert "hunter2" not in "\n".join(stderr)
+
+
+def test_the_refs_and_sources_of_the_macros_a_model_calls_are_its_own(tmp_path) -> None:
+    sources = RAW_SOURCES.replace("  - name: raw\n", "  - name: raw\n    schema: landing\n")
+    project = _project(
+        tmp_path,
+        {
+            "models/sources.yml": sources,
+            "models/stg.sql": "{{ config(schema='staging') }}\nselect 1 as id\n",
+            "models/a.sql": "{{ both() }}\n",
+            "macros/m.sql": "{% macro both() %}select id from {{ source('raw', 'orders') }} union all {{ other() }}"
+            "{% endmacro %}{% macro other() %}select id from {{ ref('stg') }}{% endmacro %}\n",
+        },
+    )
+    _, _, statements = _harvest_files(project)
+    assert "models/a.sql:1 - public.a <- landing.orders, staging.stg" in statements
+    [model] = [m for m in load_dbt(project, "postgres").models if m.relation == "public.a"]
+    assert model.sources == ("landing.orders", "staging.stg")

@@ -8,7 +8,7 @@ target schema is in the user's profiles.yml, unless an alias or a schema is conf
 and materialization come from ``config(materialized=...)`` (or ``config({'materialized': ...})``), else from
 the ``+materialized`` / ``+alias`` / ``+schema`` of ``dbt_project.yml``'s folders (the deepest first), else
 from its project's: dbt's precedence.  An ephemeral model is read as a view (dbt would inline it);
-``depends_on`` is every ``ref`` and ``source`` the raw code calls.  The single values of
+``depends_on`` is every ``ref`` and ``source`` the raw code calls, itself or through its macros.  The single values of
 ``dbt_project.yml``'s ``vars`` (and of its ``vars: {project: ...}``) are the values of ``var()``.
 
 A project from a pull request must not make the harvest read other files: every file read, and every
@@ -43,6 +43,9 @@ from lineage_cli.yamlsafe import YamlError, compose, construct
 _REF = re.compile(r"\bref\s*\(\s*(?:['\"][^'\"]+['\"]\s*,\s*)?['\"]([^'\"]+)['\"]")
 _SOURCE = re.compile(r"\bsource\s*\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"]([^'\"]+)['\"]")
 _CONFIG_VALUE = r"(?:\b{key}\s*=|['\"]{key}['\"]\s*:)\s*['\"]([^'\"]+)['\"]"
+# `{% macro name(args) %} body {% endmacro %}`, and a call in a template: `name(`, `package.name(`
+_MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\s*\(.*?%}(.*?){%-?\s*endmacro", re.DOTALL)
+_CALL = re.compile(r"\b(\w+(?:\.\w+)?)\s*\(")
 _SNAPSHOT = re.compile(r"{%-?\s*snapshot\s+(\w+)\s*-?%}(.*?){%-?\s*endsnapshot\s*-?%}", re.DOTALL)
 _FOLDERS = {"model-paths": "models", "seed-paths": "seeds", "snapshot-paths": "snapshots", "macro-paths": "macros"}
 # What a model takes from dbt_project.yml's `models:` folders (`+schema: x`, or `schema: x`, when it is no folder).
@@ -111,7 +114,7 @@ def project_manifest(project: Path, root: Path | None = None, encoding: str | No
     macros = [macro for folder in reader.folders(settings, "macro-paths") for macro in reader.macros(folder, "")]
     for package in reader.packages():
         macros += reader.macros(package / "macros", package.name)
-    manifest = {"metadata": {"adapter_type": "ansi"}, "nodes": _with_dependencies(nodes, name)}
+    manifest = {"metadata": {"adapter_type": "ansi"}, "nodes": _with_dependencies(nodes, name, _macro_bodies(macros))}
     return ProjectFiles(manifest, reader.variables(settings, name), reader.issues, tuple(macros))
 
 
@@ -422,11 +425,40 @@ def _snapshots(project: Path, path: Path, text: str, name: str) -> Iterator[tupl
         )
 
 
-def _with_dependencies(nodes: dict[str, dict[str, Any]], project: str) -> dict[str, dict[str, Any]]:
-    """Each model's ``refs``, ``sources`` and ``depends_on``: the calls its raw code makes."""
+def _macro_bodies(macros: list[MacroFile]) -> dict[str, tuple[str, str]]:
+    """The package and the body of each macro, by the name it is called by (``name``, ``package.name``)."""
+    bodies = {}
+    for file in macros:
+        for name, body in _MACRO.findall(file.text):
+            bodies[f"{file.package}.{name}" if file.package else name] = (file.package, body)
+    return bodies
+
+
+def _called_macros(code: str, bodies: Mapping[str, tuple[str, str]]) -> str:
+    """The bodies of the macros ``code`` calls, and of those they call (a package's own by name, within it)."""
+    seen: set[str] = set()
+    pending, found = [("", code)], []
+    while pending:  # grows as it goes: macros call macros
+        package, text = pending.pop()
+        for called in _CALL.findall(text):
+            key = next((key for key in (called, f"{package}.{called}") if key in bodies), None)
+            if key is not None and key not in seen:
+                seen.add(key)
+                pending.append(bodies[key])
+                found.append(bodies[key][1])
+    return "\n".join(found)
+
+
+def _with_dependencies(
+    nodes: dict[str, dict[str, Any]], project: str, bodies: Mapping[str, tuple[str, str]]
+) -> dict[str, dict[str, Any]]:
+    """Each model's ``refs``, ``sources`` and ``depends_on``: the calls its raw code makes, and the macros it calls
+    (``bodies``) make, as dbt records them."""
     by_name = {node["name"]: uid for uid, node in nodes.items() if node["resource_type"] != "source"}
     for node in nodes.values():
         code = node.get("raw_code") or ""
+        if bodies:
+            code += "\n" + _called_macros(code, bodies)
         refs, sources = _REF.findall(code), _SOURCE.findall(code)
         node["refs"] = [{"name": name} for name in refs]
         node["sources"] = [list(pair) for pair in sources]
