@@ -19,7 +19,10 @@ read as if Jinja could not render it.
 
 dbt's context functions are provided where they make sense: ``ref``, ``source``, ``var``,
 ``env_var`` (its default only: the harvest must not depend on the environment), ``config``,
-``is_incremental`` (False: the full-refresh shape) and ``this``.
+``is_incremental`` (False: the full-refresh shape), ``this`` and ``return``.  A dbt project's macro files
+(``MacroFile``) are run as modules before the model renders, under its budget: the project's macros are
+called by name, an installed package's as ``package.name``, and ``adapter.dispatch`` finds a package's
+``default__`` macro.
 """
 
 from __future__ import annotations
