@@ -709,3 +709,20 @@ def test_the_refs_and_sources_of_the_macros_a_model_calls_are_its_own(tmp_path) 
     assert "models/a.sql:1 - public.a <- landing.orders, staging.stg" in statements
     [model] = [m for m in load_dbt(project, "postgres").models if m.relation == "public.a"]
     assert model.sources == ("landing.orders", "staging.stg")
+
+
+def test_macro_files_with_unknown_filters_load_and_one_whose_top_level_fails_is_a_warning(tmp_path) -> None:
+    project = _project(
+        tmp_path,
+        {
+            "models/a.sql": "select {{ pick('id') }} from t\n",
+            "macros/m.sql": "{% macro pick(x) %}{{ x | not_a_filter }}{% endmacro %}\n",
+            "macros/n.sql": "{{ 1 / 0 }}{% macro other() %}{% endmacro %}\n",
+        },
+    )
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and statements == ["models/a.sql:1 - public.a <- public.t"]
+    assert [line for line in stderr if "macros" in line] == [
+        f"{project}/models/a.sql:1: warning: cannot load dbt macros {project}/macros/n.sql: division by zero;"
+        " its macros are unknown"
+    ]

@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import CodeType
 from typing import Any, NoReturn
 
 from jinja2 import Environment, TemplateError, TemplateSyntaxError, nodes
@@ -228,7 +230,7 @@ def render_jinja(
     """
     # Sandboxed: a harvest reads SQL from any repository, and a template must not reach Python internals,
     # nor run for hours or fill the memory.
-    environment = BudgetedSandbox(undefined=KeptUndefined, keep_trailing_newline=True, extensions=list(EXTENSIONS))
+    environment = _environment()
     context = {**_dbt_context(variables, relations or {}), **variables}
     library = _MacroLibrary(environment, macros)
     try:
@@ -314,50 +316,93 @@ class _Adapter:
         return KeptUndefined(name=f"adapter.{name}")
 
 
+@dataclass(frozen=True, slots=True)
+class _CompiledFile:
+    file: MacroFile
+    macros: tuple[str, ...]  # the names of the macros it defines
+    code: CodeType | None  # None when Jinja could not compile it
+    problem: str = ""  # why not
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledMacros:
+    """A project's macro files, parsed and compiled once per process: every model of a harvest renders with the
+    same files, and compiling them is most of the time a render takes.  ``filters`` and ``tests`` are the unknown
+    ones they use, stubbed in the environment of each render as the model's own are."""
+
+    files: tuple[_CompiledFile, ...]
+    filters: frozenset[str]
+    tests: frozenset[str]
+
+
+@lru_cache(maxsize=2)
+def _compiled_macros(files: tuple[MacroFile, ...]) -> _CompiledMacros:
+    environment = _environment()
+    known_filters, known_tests = set(environment.filters), set(environment.tests)
+    compiled = []
+    for file in files:
+        try:
+            tree = environment.parse(file.text)
+        except TemplateSyntaxError:
+            continue  # reported once, when the project was read (``macro_file_problem``)
+        _unknown_calls(tree, environment, set())  # stubs its unknown filters and tests, so that it compiles
+        macros = tuple(macro.name for macro in _macros_of(tree))
+        try:  # named as its file, so a budget overspent in a macro is reported at the model's line that called it
+            compiled.append(_CompiledFile(file, macros, environment.compile(meter(tree), filename=file.display)))
+        except TemplateError as error:
+            compiled.append(_CompiledFile(file, macros, None, str(error)))
+    filters, tests = set(environment.filters) - known_filters, set(environment.tests) - known_tests
+    return _CompiledMacros(tuple(compiled), frozenset(filters), frozenset(tests))
+
+
 class _MacroLibrary:
-    """A dbt project's macro files: parsed before the render (their macros' names are known names), made into
+    """A dbt project's macro files: compiled before the render (their macros' names are known names), made into
     macros when it runs (``load``: under its budget, as their files' top level runs then)."""
 
     def __init__(self, environment: Environment, files: tuple[MacroFile, ...]) -> None:
         self.environment = environment
-        self.trees: list[tuple[MacroFile, nodes.Template]] = []
-        for file in files:
-            try:
-                tree = environment.parse(file.text)
-            except TemplateSyntaxError:
-                continue  # reported once, when the project was read (``macro_file_problem``)
-            _unknown_calls(tree, environment, set())  # its unknown filters and tests stubbed, as the model's
-            self.trees.append((file, tree))
+        self.compiled = _compiled_macros(files) if files else _CompiledMacros((), frozenset(), frozenset())
+        for name in self.compiled.filters:
+            environment.filters.setdefault(name, _pass_through)
+        for name in self.compiled.tests:
+            environment.tests.setdefault(name, _never)
         # the names a model may call: the project's macros, the packages, and each package's macros by dotted name
-        self.packages = {file.package for file, _ in self.trees if file.package}
+        self.packages = {entry.file.package for entry in self.compiled.files if entry.file.package}
         self.names = {
             name
-            for file, tree in self.trees
-            for macro in _macros_of(tree)
-            for name in ((f"{file.package}.{macro.name}", file.package) if file.package else (macro.name,))
+            for entry in self.compiled.files
+            for macro in entry.macros
+            for name in ((f"{entry.file.package}.{macro}", entry.file.package) if entry.file.package else (macro,))
         }
 
     def load(self, context: dict[str, Any]) -> list[tuple[int, str]]:
         """Bind the macros in ``context``: the project's by name, a package's under its name.  A package's macros
         see its own by name too.  A file whose top level fails is a warning naming it; its macros stay unknown."""
-        for name, value in self.environment.globals.items():
+        environment = self.environment
+        for name, value in environment.globals.items():
             context.setdefault(name, value)
         scopes: dict[str, dict[str, Any]] = {"": context}
         found: dict[str, dict[str, Callable[..., object]]] = {"": {}}
         warnings: list[tuple[int, str]] = []
-        for file, tree in self.trees:
-            scope = scopes.setdefault(file.package, {})
+        for entry in self.compiled.files:
+            package = entry.file.package
+            scope = scopes.setdefault(package, {})
             try:
-                module = self._module(file, tree, scope)
+                if entry.code is None:
+                    raise TemplateError(entry.problem)
+                template = environment.template_class.from_code(environment, entry.code, environment.globals)
+                # shared: its macros look names up in the scope when they run, so they see the macros of every file
+                module = template.make_module(vars=scope, shared=True)
             except BudgetExceeded:
                 raise
             except Exception as error:  # noqa: BLE001 - a macro file's own code may raise anything
-                warnings.append((1, f"cannot load dbt macros {file.display}: {error}; its macros are unknown"))
+                message = f"cannot load dbt macros {entry.file.display}: {error}; its macros are unknown"
+                warnings.append((1, message))
                 continue
-            macros = found.setdefault(file.package, {})
-            for macro in _macros_of(tree):
-                if (made := getattr(module, macro.name, None)) is not None:
-                    macros[macro.name] = _returning(made)
+            macros = found.setdefault(package, {})
+            for name in entry.macros:
+                if (made := getattr(module, name, None)) is not None:
+                    macros[name] = _returning(made)
         context.setdefault("adapter", _Adapter(dict(found)))
         context.update(found.pop(""))
         for package, macros in found.items():
@@ -365,16 +410,6 @@ class _MacroLibrary:
         for package, macros in found.items():
             scopes[package].update({**context, **macros})
         return warnings
-
-    def _module(self, file: MacroFile, tree: nodes.Template, scope: dict[str, Any]) -> Any:
-        """The file run as a module over ``scope``; shared, so its macros look names up there when they run, and see
-        the macros of every file.  Named as its file, so a budget overspent in a macro is reported at the model's
-        line that called it."""
-        environment = self.environment
-        code = environment.compile(meter(tree), filename=file.display)
-        return environment.template_class.from_code(environment, code, environment.globals).make_module(
-            vars=scope, shared=True
-        )
 
 
 def _macros_of(tree: nodes.Template) -> Iterator[nodes.Macro]:
@@ -385,10 +420,14 @@ def _macros_of(tree: nodes.Template) -> Iterator[nodes.Macro]:
 def macro_file_problem(text: str) -> tuple[int, str] | None:
     """The line and the reason Jinja cannot read a file of macros; None when it can."""
     try:
-        BudgetedSandbox(undefined=KeptUndefined, extensions=list(EXTENSIONS)).parse(text)
+        _environment().parse(text)
     except TemplateSyntaxError as error:
         return error.lineno, error.message or "not Jinja"
     return None
+
+
+def _environment() -> BudgetedSandbox:
+    return BudgetedSandbox(undefined=KeptUndefined, keep_trailing_newline=True, extensions=list(EXTENSIONS))
 
 
 def _template_line(error: BaseException) -> int:
