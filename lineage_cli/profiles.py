@@ -89,6 +89,9 @@ class DialectProfile:
     # SWAP_PARTITIONS_BETWEEN_TABLES): name -> the positions of the source and the target table's name among its
     # arguments, counted from 0
     partition_functions: tuple[tuple[str, tuple[int, int]], ...] = ()
+    # Whether `WITH c AS (SELECT ... FROM t) INSERT INTO c ...` inserts into t (T-SQL's updatable CTEs); where
+    # not, an INSERT's target is always a table, whatever the statement's CTEs are called
+    inserts_through_ctes: bool = False
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -164,6 +167,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         dummy_tables=_lower_set(data.get("dummy_tables")),
         lateral_column_aliases=bool(data.get("lateral_column_aliases", False)),
         partition_functions=_partition_functions(path, data.get("partition_functions")),
+        inserts_through_ctes=bool(data.get("inserts_through_ctes", False)),
         table_function_columns=tuple(
             (str(name).lower(), tuple(str(c).lower() for c in columns))
             for name, columns in (data.get("table_function_columns") or {}).items()

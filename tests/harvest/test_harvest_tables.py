@@ -127,6 +127,13 @@ def test_generated_warehouse_other_dialects(tmp_path, dialect) -> None:
             [("insert", ["d.t"], ["s.a"])],
         ),
         ("INSERT INTO d.t SELECT * FROM generate_series(1, 3) g", "postgres", [("insert", ["d.t"], [])]),
+        # only T-SQL inserts through a CTE: elsewhere the target is the table of that name
+        ("WITH test AS (SELECT 42) INSERT INTO test VALUES (1)", "spark", [("insert", ["default.test"], [])]),
+        (
+            "WITH t AS (SELECT a FROM s.base) INSERT INTO t SELECT a FROM t",
+            "postgres",
+            [("insert", ["public.t"], ["s.base"])],
+        ),
         (
             "SELECT * INTO dbo.all_films FROM dbo.films UNION ALL SELECT * FROM dbo.old_films",
             "tsql",

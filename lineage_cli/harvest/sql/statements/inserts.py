@@ -14,7 +14,7 @@ from lineage_cli.harvest.sql.statements.locations import location_of
 
 def insert(statement: exp.Insert, ctx: Context) -> StatementLineage | None:
     written = table_of(statement.this)
-    landing = through_cte(written, statement, ctx)
+    landing = through_cte(written, statement, ctx) if ctx.profile.inserts_through_ctes else written
     if written is None or landing is None:
         return _into_location(statement, ctx)
     write = write_into(statement, written, ctx, query=statement.expression, landing=landing)
