@@ -34,7 +34,10 @@ def _into_location(statement: exp.Insert, ctx: Context) -> StatementLineage | No
 
 
 def multi_insert(statement: exp.MultitableInserts, ctx: Context) -> StatementLineage | None:
-    shared = read_tables(statement.args.get("source"), ctx, skip=())
+    # every branch reads the shared FROM, and through it the CTEs before it (`WITH q AS (...) FROM q INSERT ...`)
+    shared = read_tables(statement.args.get("source"), ctx, skip=()) + read_tables(
+        statement.args.get("with_"), ctx, skip=()
+    )
     writes = []
     for branch in statement.expressions:
         into = branch.this if isinstance(branch, exp.ConditionalInsert) else branch  # Oracle INSERT ALL
