@@ -306,7 +306,7 @@ class _ValuesBlock(_Block):
 
     def _compute_names(self) -> list[str]:
         width = max((len(row) for row in self.rows), default=0)
-        return [f"_c{i}" for i in range(width)]
+        return [self.analysis.ctx.profile.values_column(i) for i in range(width)]
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         outputs = [(name, _Lineage()) for name in self._compute_names()]
