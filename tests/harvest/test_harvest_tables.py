@@ -283,6 +283,16 @@ def test_statements_glued_into_one_command_by_a_missing_semicolon_are_a_warning(
     ]
 
 
+def test_an_explained_statement_and_a_merge_action_on_their_own_lines_are_no_glued_statements() -> None:
+    sql = "EXPLAIN EXTENDED\nUPDATE t SET a = 1\nWHERE b = 2;\n"
+    sql += "EXPLAIN MERGE INTO t USING s ON t.a = s.a\nWHEN MATCHED THEN\nUPDATE SET b = s.b;\n"
+    assert analyze_script(sql, "x.sql", "hive").issues == []
+    glued = analyze_script("EXPLAIN SELECT 1\nINSERT INTO t SELECT 1;\n", "x.sql", "hive")
+    assert [i.message.split(":")[0] for i in glued.issues] == [
+        "EXPLAIN read as one opaque command running on into a later line's INSERT"
+    ]
+
+
 def test_statements_inside_strings_and_cursor_queries_are_no_glued_statements() -> None:
     dynamic = "EXECUTE IMMEDIATE '\n  INSERT INTO t SELECT a FROM s';\n"
     assert analyze_script(dynamic, "x.sql", "snowflake").issues == []
