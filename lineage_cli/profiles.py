@@ -95,6 +95,9 @@ class DialectProfile:
     # The names of a VALUES list's columns where no alias names them (`{n}` counts from 1, `{i}` from 0): Spark's
     # `SELECT col1 FROM VALUES (1, 2)`, Postgres' `column1`
     values_column_names: str = "_c{i}"
+    # Commands of the dialect's client, not SQL, that a script's line may start a statement with (the Hive CLI's
+    # `dfs -rmr ../x;`, `source q.sql;`): skipped to their semicolon
+    client_commands: tuple[str, ...] = ()
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -180,6 +183,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         partition_functions=_partition_functions(path, data.get("partition_functions")),
         inserts_through_ctes=bool(data.get("inserts_through_ctes", False)),
         values_column_names=_values_column_names(path, data.get("values_column_names")),
+        client_commands=tuple(str(c) for c in data.get("client_commands") or ()),
         table_function_columns=tuple(
             (str(name).lower(), tuple(str(c).lower() for c in columns))
             for name, columns in (data.get("table_function_columns") or {}).items()

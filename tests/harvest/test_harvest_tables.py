@@ -283,6 +283,16 @@ def test_statements_glued_into_one_command_by_a_missing_semicolon_are_a_warning(
     ]
 
 
+def test_hive_cli_commands_are_skipped_not_parsed_as_sql() -> None:
+    sql = "dfs -rmr ../x;\nsource q.sql;\n!ls /in;\ndfs -ls /in/*.txt;\nadd jar /x.jar;\n"
+    sql += "INSERT INTO d.t SELECT a,\nsource\nFROM d.s;\n"  # a column named like a command, inside a statement
+    script = analyze_script(sql, "x.hql", "hive")
+    assert (script.issues, [(s.line, s.targets, s.sources) for s in script.lineage]) == (
+        [],
+        [(6, ["d.t"], ["d.s"])],
+    )
+
+
 def test_an_explained_statement_and_a_merge_action_on_their_own_lines_are_no_glued_statements() -> None:
     sql = "EXPLAIN EXTENDED\nUPDATE t SET a = 1\nWHERE b = 2;\n"
     sql += "EXPLAIN MERGE INTO t USING s ON t.a = s.a\nWHEN MATCHED THEN\nUPDATE SET b = s.b;\n"

@@ -61,13 +61,15 @@ def parse_script(
     limits: Limits = DEFAULT_LIMITS,
     keep: Callable[[list[str]], bool] | None = None,
     optional_semicolons: bool = False,
+    client_commands: tuple[str, ...] = (),
 ) -> Iterator[ParsedStatement]:
     """Parse every statement of ``sql``; yield one ``ParsedStatement`` per statement.
 
     ``keep``, when given, sees each statement's upper-cased token texts and decides whether
     to parse it at all: a scan for DDL need not parse the DML around it.  With
     ``optional_semicolons`` (T-SQL), a `GO` line ends a batch and a statement ends where the
-    parser finds the next one beginning.  A SQL*Plus `/` line ends the statement before it.
+    parser finds the next one beginning.  A SQL*Plus `/` line ends the statement before it.  A line that starts a
+    statement with one of ``client_commands`` (Hive's ``dfs``, ``source``) is the client's, not SQL: skipped.
 
     >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
     [1, 3]
@@ -78,7 +80,7 @@ def parse_script(
     'statement nests 300 levels deep (limit 200); skipped'
     """
     engine = Dialect.get_or_raise(dialect)
-    sql = _without_delimiter_commands(_notebook_cells(sql))
+    sql = _without_client_commands(_without_delimiter_commands(_notebook_cells(sql)), client_commands)
     if isinstance(engine, Oracle):
         sql = _without_sqlplus_commands(sql)
     try:
@@ -201,6 +203,27 @@ def _without_sqlplus_commands(sql: str) -> str:
         elif not _COMMENT_LINE.match(line):
             code = line.split("--", 1)[0].rstrip()
             starts = code.endswith(";") or code.strip() == "/"
+    return "\n".join(lines)
+
+
+def _without_client_commands(sql: str, commands: tuple[str, ...]) -> str:
+    """``sql`` with each client command that starts a statement on a line blanked up to its semicolon (the Hive
+    CLI's ``dfs -rmr ../x;``, ``source q.sql;``): the client runs it, the server never sees it, and its paths
+    are no SQL to tokenize (``dfs -ls /in/*`` opens no comment).  Line numbers are kept.
+
+    >>> _without_client_commands("dfs -rm x;\\nSELECT a,\\n source\\nFROM t;\\nsource q; SELECT 1;", ("dfs", "source"))
+    '\\nSELECT a,\\n source\\nFROM t;\\n SELECT 1;'
+    """
+    if not commands:
+        return sql
+    words = (re.escape(c) + (r"(?=[ \t;]|$)" if c[-1].isalnum() else "") for c in commands)  # `!ls` needs no space
+    head = re.compile(r"[ \t]*(?:" + "|".join(words) + ")", re.IGNORECASE)
+    lines, at_start = sql.split("\n"), True  # at_start: no statement is open before this line
+    for number, line in enumerate(lines):
+        if at_start and head.match(line):
+            line = lines[number] = line.partition(";")[2]  # what follows its semicolon is SQL again
+        if code := line.split("--")[0].strip():
+            at_start = code.endswith(";")
     return "\n".join(lines)
 
 
