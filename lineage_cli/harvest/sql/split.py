@@ -774,7 +774,7 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         return statement
     parser = engine.parser(error_level=ErrorLevel.RAISE)
     try:
-        expressions = [e for e in parser.parse(chunk, sql) if e is not None]
+        expressions = [e for e in parser.parse(_without_partition_guard(chunk), sql) if e is not None]
     except ParseError as error:
         if chunk[0].text.upper() == "DECLARE":  # MySQL's `DECLARE a, b INT`, which sqlglot does not read
             return _declared(chunk[0].line, chunk[1:])
@@ -790,6 +790,31 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
     if declaration and (cursor or _next_line_statement(chunk) is None):  # (else T-SQL left out a `;`)
         return _declared(chunk[0].line, chunk[1:])  # plpgsql's DECLARE section, kept as a Command
     return statement
+
+
+def _without_partition_guard(chunk: list[Token]) -> list[Token]:
+    """``chunk`` without Hive's ``IF NOT EXISTS`` between an INSERT and its query (``INSERT OVERWRITE TABLE t
+    PARTITION (ds='1') IF NOT EXISTS SELECT ...``), which sqlglot does not read: it guards whether the rows are
+    written, not where from or to.
+
+    >>> tokens = Dialect.get_or_raise("hive").tokenize("INSERT OVERWRITE TABLE t PARTITION (d) IF NOT EXISTS SELECT 1")
+    >>> " ".join(t.text for t in _without_partition_guard(tokens))
+    'INSERT OVERWRITE TABLE t PARTITION ( d ) SELECT 1'
+    """
+    kept: list[Token] = []
+    in_target, index = False, 0  # in_target: after INSERT, before its query
+    while index < len(chunk):
+        word = chunk[index].text.upper()
+        in_target = word == "INSERT" or (in_target and word not in _QUERY_STARTS)
+        if in_target and [t.text.upper() for t in chunk[index : index + 3]] == ["IF", "NOT", "EXISTS"]:
+            index += 3
+            continue
+        kept.append(chunk[index])
+        index += 1
+    return kept
+
+
+_QUERY_STARTS = frozenset({"SELECT", "VALUES", "FROM", "WITH", "MAP", "REDUCE"})
 
 
 def _declared(line: int, declaration: list[Token]) -> ParsedStatement:
