@@ -89,6 +89,18 @@ class DialectProfile:
     # SWAP_PARTITIONS_BETWEEN_TABLES): name -> the positions of the source and the target table's name among its
     # arguments, counted from 0
     partition_functions: tuple[tuple[str, tuple[int, int]], ...] = ()
+    # Whether `WITH c AS (SELECT ... FROM t) INSERT INTO c ...` inserts into t (T-SQL's updatable CTEs); where
+    # not, an INSERT's target is always a table, whatever the statement's CTEs are called
+    inserts_through_ctes: bool = False
+    # The names of a VALUES list's columns where no alias names them (`{n}` counts from 1, `{i}` from 0): Spark's
+    # `SELECT col1 FROM VALUES (1, 2)`, Postgres' `column1`
+    values_column_names: str = "_c{i}"
+    # Commands of the dialect's client, not SQL, that a script's line may start a statement with (the Hive CLI's
+    # `dfs -rmr ../x;`, `source q.sql;`): skipped to their semicolon
+    client_commands: tuple[str, ...] = ()
+    # Whether a quoted name alone that looks like a file (a path, a data file's extension) is that file (DuckDB's
+    # `FROM 'in/x.parquet'`); where not (Hive, Spark: `` `src/_/cbo` ``), it is a table's name like any other
+    quoted_paths_are_files: bool = True
 
     def fold(self, identifier: str, quoted: bool = False) -> str:
         """Apply this dialect's case folding to one identifier part.
@@ -102,6 +114,14 @@ class DialectProfile:
         if rule == "upper":
             return identifier.upper()
         return identifier
+
+    def values_column(self, position: int) -> str:
+        """The name of the VALUES column at ``position`` (0-based) where no alias names it.
+
+        >>> load_profile("spark").values_column(0), load_profile("postgres").values_column(1)
+        ('col1', 'column2')
+        """
+        return self.values_column_names.format(i=position, n=position + 1)
 
     def use_switch(self, kind: str) -> str | None:
         """What ``USE <kind> name`` switches, ``schema`` or ``catalog``; None for a kind that names no tables.
@@ -164,6 +184,10 @@ def _profile_from_file(path: Path) -> DialectProfile:
         dummy_tables=_lower_set(data.get("dummy_tables")),
         lateral_column_aliases=bool(data.get("lateral_column_aliases", False)),
         partition_functions=_partition_functions(path, data.get("partition_functions")),
+        inserts_through_ctes=bool(data.get("inserts_through_ctes", False)),
+        values_column_names=_values_column_names(path, data.get("values_column_names")),
+        client_commands=tuple(str(c) for c in data.get("client_commands") or ()),
+        quoted_paths_are_files=bool(data.get("quoted_paths_are_files", True)),
         table_function_columns=tuple(
             (str(name).lower(), tuple(str(c).lower() for c in columns))
             for name, columns in (data.get("table_function_columns") or {}).items()
@@ -204,6 +228,15 @@ def _select_into(path: Path, value: object) -> str:
     if str(value) not in _SELECT_INTO:
         raise ProfileError(f"{path}: select_into is one of {', '.join(sorted(_SELECT_INTO))}")
     return str(value)
+
+
+def _values_column_names(path: Path, value: object) -> str:
+    template = "_c{i}" if value is None else str(value)
+    try:
+        template.format(i=0, n=1)
+    except (KeyError, IndexError, ValueError):
+        raise ProfileError(f"{path}: values_column_names takes {{n}} (from 1) or {{i}} (from 0)") from None
+    return template
 
 
 def _lower_set(values: object) -> frozenset[str]:

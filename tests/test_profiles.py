@@ -61,3 +61,10 @@ def test_a_malformed_partition_functions_fact_is_an_error(tmp_path) -> None:
     path.write_text('sqlglot_dialect: "postgres"\npartition_functions: {swap: [0]}\n', encoding="utf-8")
     with pytest.raises(ProfileError, match=r"x\.yaml: partition_functions maps function names"):
         _profile_from_file(path)
+
+
+def test_a_values_column_template_with_an_unknown_field_is_a_profile_error(tmp_path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text('sqlglot_dialect: "spark"\nvalues_column_names: "col{k}"\n', encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"x.yaml: values_column_names takes \{n\} \(from 1\) or \{i\}"):
+        _profile_from_file(path)

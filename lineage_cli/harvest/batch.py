@@ -337,7 +337,11 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     # Rendered like the analysis renders it, so a table declared under a placeholder has the same token name.
     text = render(sql, dict(options.variables), dict(options.relations), options.macros).text
     statements = parse_script(
-        text, profile.sqlglot_dialect, keep=_is_ddl_or_use, optional_semicolons=profile.optional_semicolons
+        text,
+        profile.sqlglot_dialect,
+        keep=_is_ddl_or_use,
+        optional_semicolons=profile.optional_semicolons,
+        client_commands=profile.client_commands,
     )
     for parsed in statements:
         if parsed.expression is not None:

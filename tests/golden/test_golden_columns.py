@@ -60,8 +60,16 @@ def test_loader_reads_well_formed_cases():
 
 
 # sqlglot cannot parse these whole: errors on purpose; PL/SQL and T-SQL routines, T-SQL without semicolons,
-# Teradata's column phrases
-WHOLE = ("errors.sql", "procedures.sql", "tsql_batches.sql", "sqlplus.sql", "notebooks.sql", "column_phrases.sql")
+# Teradata's column phrases, Hive CLI scripts
+WHOLE = (
+    "errors.sql",
+    "procedures.sql",
+    "tsql_batches.sql",
+    "sqlplus.sql",
+    "notebooks.sql",
+    "column_phrases.sql",
+    "hive_scripts.sql",
+)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.file not in WHOLE], ids=lambda c: c.id)
@@ -72,8 +80,15 @@ def test_loader_sql_parses_with_sqlglot(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c.file in WHOLE[1:]], ids=lambda c: c.id)
 def test_loader_routines_and_batches_parse_statement_by_statement(case):
     """Each statement, as the splitter cuts them, parses with sqlglot on its own."""
-    optional = load_profile(case.dialect).optional_semicolons
-    statements = list(parse_script(case.sql, load_profile(case.dialect).sqlglot_dialect, optional_semicolons=optional))
+    profile = load_profile(case.dialect)
+    statements = list(
+        parse_script(
+            case.sql,
+            profile.sqlglot_dialect,
+            optional_semicolons=profile.optional_semicolons,
+            client_commands=profile.client_commands,
+        )
+    )
     assert [s.error for s in statements if s.error] == []
     assert any(s.expression is not None for s in statements)
 

@@ -127,6 +127,13 @@ def test_generated_warehouse_other_dialects(tmp_path, dialect) -> None:
             [("insert", ["d.t"], ["s.a"])],
         ),
         ("INSERT INTO d.t SELECT * FROM generate_series(1, 3) g", "postgres", [("insert", ["d.t"], [])]),
+        # only T-SQL inserts through a CTE: elsewhere the target is the table of that name
+        ("WITH test AS (SELECT 42) INSERT INTO test VALUES (1)", "spark", [("insert", ["default.test"], [])]),
+        (
+            "WITH t AS (SELECT a FROM s.base) INSERT INTO t SELECT a FROM t",
+            "postgres",
+            [("insert", ["public.t"], ["s.base"])],
+        ),
         (
             "SELECT * INTO dbo.all_films FROM dbo.films UNION ALL SELECT * FROM dbo.old_films",
             "tsql",
@@ -273,6 +280,26 @@ def test_statements_glued_into_one_command_by_a_missing_semicolon_are_a_warning(
     assert script.lineage == []
     assert [(i.line, i.level, i.message.split(":")[0]) for i in script.issues] == [
         (1, "warning", "CREATE read as one opaque command running on into a later line's INSERT")
+    ]
+
+
+def test_hive_cli_commands_are_skipped_not_parsed_as_sql() -> None:
+    sql = "dfs -rmr ../x;\nsource q.sql;\n!ls /in;\ndfs -ls /in/*.txt;\nadd jar /x.jar;\n"
+    sql += "INSERT INTO d.t SELECT a,\nsource\nFROM d.s;\n"  # a column named like a command, inside a statement
+    script = analyze_script(sql, "x.hql", "hive")
+    assert (script.issues, [(s.line, s.targets, s.sources) for s in script.lineage]) == (
+        [],
+        [(6, ["d.t"], ["d.s"])],
+    )
+
+
+def test_an_explained_statement_and_a_merge_action_on_their_own_lines_are_no_glued_statements() -> None:
+    sql = "EXPLAIN EXTENDED\nUPDATE t SET a = 1\nWHERE b = 2;\n"
+    sql += "EXPLAIN MERGE INTO t USING s ON t.a = s.a\nWHEN MATCHED THEN\nUPDATE SET b = s.b;\n"
+    assert analyze_script(sql, "x.sql", "hive").issues == []
+    glued = analyze_script("EXPLAIN SELECT 1\nINSERT INTO t SELECT 1;\n", "x.sql", "hive")
+    assert [i.message.split(":")[0] for i in glued.issues] == [
+        "EXPLAIN read as one opaque command running on into a later line's INSERT"
     ]
 
 

@@ -100,7 +100,12 @@ def analyze_script(
 def _parsed_statements(sql: str, profile: DialectProfile, lines_before: int = 0) -> Iterator[ParsedStatement]:
     """Every statement of ``sql``, each with its line in the file (``sql`` starts after ``lines_before``
     lines of it); a SQL routine whose body is a string (``AS $$ ... $$``) stands for the body's statements."""
-    for parsed in parse_script(sql, profile.sqlglot_dialect, optional_semicolons=profile.optional_semicolons):
+    for parsed in parse_script(
+        sql,
+        profile.sqlglot_dialect,
+        optional_semicolons=profile.optional_semicolons,
+        client_commands=profile.client_commands,
+    ):
         body = routine_body(parsed.expression) if parsed.expression is not None else None
         if body is not None and (at := sql.find(body, _line_start(sql, parsed.line))) >= 0:
             parameters = routine_parameters(parsed.expression)  # type: ignore[arg-type] - the routine

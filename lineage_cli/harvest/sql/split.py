@@ -61,13 +61,15 @@ def parse_script(
     limits: Limits = DEFAULT_LIMITS,
     keep: Callable[[list[str]], bool] | None = None,
     optional_semicolons: bool = False,
+    client_commands: tuple[str, ...] = (),
 ) -> Iterator[ParsedStatement]:
     """Parse every statement of ``sql``; yield one ``ParsedStatement`` per statement.
 
     ``keep``, when given, sees each statement's upper-cased token texts and decides whether
     to parse it at all: a scan for DDL need not parse the DML around it.  With
     ``optional_semicolons`` (T-SQL), a `GO` line ends a batch and a statement ends where the
-    parser finds the next one beginning.  A SQL*Plus `/` line ends the statement before it.
+    parser finds the next one beginning.  A SQL*Plus `/` line ends the statement before it.  A line that starts a
+    statement with one of ``client_commands`` (Hive's ``dfs``, ``source``) is the client's, not SQL: skipped.
 
     >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
     [1, 3]
@@ -78,7 +80,7 @@ def parse_script(
     'statement nests 300 levels deep (limit 200); skipped'
     """
     engine = Dialect.get_or_raise(dialect)
-    sql = _without_delimiter_commands(_notebook_cells(sql))
+    sql = _without_client_commands(_without_delimiter_commands(_notebook_cells(sql)), client_commands)
     if isinstance(engine, Oracle):
         sql = _without_sqlplus_commands(sql)
     try:
@@ -201,6 +203,27 @@ def _without_sqlplus_commands(sql: str) -> str:
         elif not _COMMENT_LINE.match(line):
             code = line.split("--", 1)[0].rstrip()
             starts = code.endswith(";") or code.strip() == "/"
+    return "\n".join(lines)
+
+
+def _without_client_commands(sql: str, commands: tuple[str, ...]) -> str:
+    """``sql`` with each client command that starts a statement on a line blanked up to its semicolon (the Hive
+    CLI's ``dfs -rmr ../x;``, ``source q.sql;``): the client runs it, the server never sees it, and its paths
+    are no SQL to tokenize (``dfs -ls /in/*`` opens no comment).  Line numbers are kept.
+
+    >>> _without_client_commands("dfs -rm x;\\nSELECT a,\\n source\\nFROM t;\\nsource q; SELECT 1;", ("dfs", "source"))
+    '\\nSELECT a,\\n source\\nFROM t;\\n SELECT 1;'
+    """
+    if not commands:
+        return sql
+    words = (re.escape(c) + (r"(?=[ \t;]|$)" if c[-1].isalnum() else "") for c in commands)  # `!ls` needs no space
+    head = re.compile(r"[ \t]*(?:" + "|".join(words) + ")", re.IGNORECASE)
+    lines, at_start = sql.split("\n"), True  # at_start: no statement is open before this line
+    for number, line in enumerate(lines):
+        if at_start and head.match(line):
+            line = lines[number] = line.partition(";")[2]  # what follows its semicolon is SQL again
+        if code := line.split("--")[0].strip():
+            at_start = code.endswith(";")
     return "\n".join(lines)
 
 
@@ -751,7 +774,7 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         return statement
     parser = engine.parser(error_level=ErrorLevel.RAISE)
     try:
-        expressions = [e for e in parser.parse(chunk, sql) if e is not None]
+        expressions = [e for e in parser.parse(_without_partition_guard(chunk), sql) if e is not None]
     except ParseError as error:
         if chunk[0].text.upper() == "DECLARE":  # MySQL's `DECLARE a, b INT`, which sqlglot does not read
             return _declared(chunk[0].line, chunk[1:])
@@ -767,6 +790,31 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
     if declaration and (cursor or _next_line_statement(chunk) is None):  # (else T-SQL left out a `;`)
         return _declared(chunk[0].line, chunk[1:])  # plpgsql's DECLARE section, kept as a Command
     return statement
+
+
+def _without_partition_guard(chunk: list[Token]) -> list[Token]:
+    """``chunk`` without Hive's ``IF NOT EXISTS`` between an INSERT and its query (``INSERT OVERWRITE TABLE t
+    PARTITION (ds='1') IF NOT EXISTS SELECT ...``), which sqlglot does not read: it guards whether the rows are
+    written, not where from or to.
+
+    >>> tokens = Dialect.get_or_raise("hive").tokenize("INSERT OVERWRITE TABLE t PARTITION (d) IF NOT EXISTS SELECT 1")
+    >>> " ".join(t.text for t in _without_partition_guard(tokens))
+    'INSERT OVERWRITE TABLE t PARTITION ( d ) SELECT 1'
+    """
+    kept: list[Token] = []
+    in_target, index = False, 0  # in_target: after INSERT, before its query
+    while index < len(chunk):
+        word = chunk[index].text.upper()
+        in_target = word == "INSERT" or (in_target and word not in _QUERY_STARTS)
+        if in_target and [t.text.upper() for t in chunk[index : index + 3]] == ["IF", "NOT", "EXISTS"]:
+            index += 3
+            continue
+        kept.append(chunk[index])
+        index += 1
+    return kept
+
+
+_QUERY_STARTS = frozenset({"SELECT", "VALUES", "FROM", "WITH", "MAP", "REDUCE"})
 
 
 def _declared(line: int, declaration: list[Token]) -> ParsedStatement:

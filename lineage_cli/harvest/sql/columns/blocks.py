@@ -187,7 +187,10 @@ class _Block:
             return alias or name, _renamed(_TableSource(analysis, table), renamed), table
         if isinstance(node, exp.Table) and isinstance(node.this, exp.DynamicIdentifier):
             return alias, _RowSource({}), None  # IDENTIFIER(:var): a table known only when the script runs
-        if isinstance(node, exp.Table) and (location := file_location(node)) is not None:
+        if (
+            isinstance(node, exp.Table)
+            and (location := file_location(node, analysis.ctx.profile.quoted_paths_are_files)) is not None
+        ):
             return alias, _TableSource(analysis, location), location  # DuckDB's read_parquet('in/*.parquet')
         if isinstance(node, exp.Table):  # a table function: TABLE(FLATTEN(...)), generate_series(...), ROWS FROM
             calls = [node.this] if node.this is not None else list(node.args.get("rows_from") or ())
@@ -306,7 +309,7 @@ class _ValuesBlock(_Block):
 
     def _compute_names(self) -> list[str]:
         width = max((len(row) for row in self.rows), default=0)
-        return [f"_c{i}" for i in range(width)]
+        return [self.analysis.ctx.profile.values_column(i) for i in range(width)]
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         outputs = [(name, _Lineage()) for name in self._compute_names()]

@@ -25,7 +25,7 @@ def _statement_env(
     analysis: _Analysis, statement: exp.Expression | None, query: exp.Expression | None
 ) -> dict[str, _Block]:
     """CTEs written before the statement keyword (``WITH c AS (...) INSERT ...``) are visible to all of it."""
-    if statement is None or statement is query or not isinstance(statement, (exp.DML, exp.DDL)):
+    if statement is None or statement is query or not isinstance(statement, (exp.DML, exp.DDL, exp.MultitableInserts)):
         return {}
     return analysis.with_env(statement, {})
 
@@ -70,7 +70,7 @@ def _graft_multi_insert_source(
     """
     if source is None:
         return branch
-    if isinstance(source, exp.Query):
+    if isinstance(source, exp.Query) and not source.alias:  # Hive's `FROM (SELECT ...) s` is a FROM item
         rows = branch.expressions if isinstance(branch, exp.Values) else []
         values = rows[0].expressions if rows and isinstance(rows[0], exp.Tuple) else rows[:1]
         if not values and condition is None:

@@ -99,7 +99,7 @@ class Context:
         >>> ctx.table_name(sqlglot.parse_one("SELECT * FROM `Customer_Clean`", read="hive").find(exp.Table))
         'ods.customer_clean'
         """
-        location = file_location(table)
+        location = file_location(table, self.profile.quoted_paths_are_files)
         if location is not None:
             return location
         name = self.fold(table.args.get("this"))

@@ -13,6 +13,8 @@ from lineage_cli.harvest.sql.statements.datasets import table_of, write_into
 
 def create(statement: exp.Create, ctx: Context) -> StatementLineage | None:
     query = statement.expression
+    if isinstance(query, exp.Values):  # Spark's CREATE VIEW v AS VALUES (1, 2) [AS t(a, b)]: its rows, named
+        query = exp.select("*").from_(query.copy())
     target = table_of(statement.this)
     clause = statement.args.get("clone")
     if isinstance(clause, exp.Clone) and target is not None:

@@ -95,7 +95,7 @@ def is_dataset(table: exp.Table, ctx: Context) -> bool:
     """A Table node names a dataset unless it is a function call or a CTE reference."""
     if not isinstance(table.args.get("this"), exp.Identifier):
         # table functions: generate_series(...), TABLE(FLATTEN(...)), UNNEST ...; a stage is a location
-        return file_location(table) is not None
+        return file_location(table, ctx.profile.quoted_paths_are_files) is not None
     if table.args.get("db"):
         return True
     name = ctx.fold(table.args.get("this"))

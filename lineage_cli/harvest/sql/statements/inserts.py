@@ -14,7 +14,7 @@ from lineage_cli.harvest.sql.statements.locations import location_of
 
 def insert(statement: exp.Insert, ctx: Context) -> StatementLineage | None:
     written = table_of(statement.this)
-    landing = through_cte(written, statement, ctx)
+    landing = through_cte(written, statement, ctx) if ctx.profile.inserts_through_ctes else written
     if written is None or landing is None:
         return _into_location(statement, ctx)
     write = write_into(statement, written, ctx, query=statement.expression, landing=landing)
@@ -34,7 +34,10 @@ def _into_location(statement: exp.Insert, ctx: Context) -> StatementLineage | No
 
 
 def multi_insert(statement: exp.MultitableInserts, ctx: Context) -> StatementLineage | None:
-    shared = read_tables(statement.args.get("source"), ctx, skip=())
+    # every branch reads the shared FROM, and through it the CTEs before it (`WITH q AS (...) FROM q INSERT ...`)
+    shared = read_tables(statement.args.get("source"), ctx, skip=()) + read_tables(
+        statement.args.get("with_"), ctx, skip=()
+    )
     writes = []
     for branch in statement.expressions:
         into = branch.this if isinstance(branch, exp.ConditionalInsert) else branch  # Oracle INSERT ALL

@@ -14,10 +14,11 @@ from sqlglot import exp
 _FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "avro", "text", "delta", "binaryfile", "iceberg"})
 
 
-def file_location(table: exp.Table) -> str | None:
+def file_location(table: exp.Table, quoted_paths: bool = True) -> str | None:
     """The location a table reference reads in place, as written; None for a table.  Spark's ``format.`path` ``,
-    a Snowflake stage (``SELECT $1 FROM @stage/dir/``), DuckDB's ``'data/in.parquet'`` and ``read_parquet(path)``
-    (any ``read_*`` table function given a path).
+    a Snowflake stage (``SELECT $1 FROM @stage/dir/``), DuckDB's ``'data/in.parquet'`` (unless not
+    ``quoted_paths``: the dialect reads a quoted name alone as a table's) and ``read_parquet(path)`` (any
+    ``read_*`` table function given a path).
 
     >>> import sqlglot
     >>> def location(sql, dialect):
@@ -35,7 +36,7 @@ def file_location(table: exp.Table) -> str | None:
     if not isinstance(name, exp.Identifier) or not name.quoted or table.args.get("catalog"):
         return None
     if schema is None:
-        return name.this if _FILE_NAME.search(name.this) else None
+        return name.this if quoted_paths and _FILE_NAME.search(name.this) else None
     return name.this if "/" in name.this and schema.name.lower() in _FILE_FORMATS else None
 
 

@@ -51,12 +51,37 @@ def unanalysed(expression: exp.Expression) -> str | None:
     if kind is not None:
         return f"{kind} not analysed: sqlglot reads it only as an opaque command, so it adds no lineage"
     text = _STRING.sub("''", command_text(expression)) if isinstance(expression, exp.Command) else ""
-    if (glued := _GLUED_STATEMENT.search(text)) and not _ROUTINE_WORDS.intersection(text.upper().split()[:6]):
+    glued = _glued_statement(expression.name.upper(), text)
+    if glued and not _ROUTINE_WORDS.intersection(text.upper().split()[:6]):
         return (
             f"{expression.name.upper()} read as one opaque command running on into a later line's "
-            f"{glued.group(1).upper()}: a semicolon missing? It adds no lineage"
+            f"{glued.upper()}: a semicolon missing? It adds no lineage"
         )
     return None
+
+
+def _glued_statement(word: str, text: str) -> str | None:
+    """The keyword of a data statement that starts a later line of a command's text, glued to it by a missing
+    semicolon; None when there is none.  A MERGE's ``WHEN MATCHED THEN`` action on its own line is the MERGE's,
+    and the statement an EXPLAIN explains may start on the line after its options.
+
+    >>> _glued_statement("EXPLAIN", "EXTENDED\\nUPDATE t SET a = 1"), _glued_statement("GRANT", "x\\nINSERT INTO t")
+    (None, 'INSERT')
+    """
+    starts = [m for m in _GLUED_STATEMENT.finditer(text) if not text[: m.start()].rstrip().upper().endswith("THEN")]
+    if word == "EXPLAIN" and starts and set(text[: starts[0].start()].upper().split()) <= _EXPLAIN_OPTIONS:
+        starts = starts[1:]
+    return starts[0].group(1) if starts else None
+
+
+# The words between EXPLAIN and the statement it explains (Hive, Spark, Postgres, MySQL)
+_EXPLAIN_OPTIONS = frozenset(
+    {
+        "EXTENDED", "CBO", "COST", "JOINCOST", "AST", "DEPENDENCY", "AUTHORIZATION", "LOCKS", "VECTORIZATION",
+        "ONLY", "SUMMARY", "OPERATOR", "EXPRESSION", "DETAIL", "FORMATTED", "DEBUG", "ANALYZE", "REOPTIMIZATION",
+        "CODEGEN", "LOGICAL", "VERBOSE",
+    }
+)  # fmt: skip
 
 
 # A routine's body may hold any statement on its lines (a JavaScript procedure's string, say)
