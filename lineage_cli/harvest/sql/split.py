@@ -95,6 +95,8 @@ def parse_script(
     tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
+        if not (chunk := chunk[_label_length(chunk) :]):
+            continue
         if optional_semicolons:
             # A batch holds many statements and blocks (`END ELSE BEGIN ...`): it is cut at its lines before
             # any piece of it is judged by its first word.
@@ -430,7 +432,8 @@ _TRANSACTIONS = frozenset({"TRAN", "TRANSACTION", "WORK", "DISTRIBUTED"})  # BEG
 _CONDITIONS = frozenset({"IF", "ELSIF", "ELSEIF", "WHEN"})  # ... THEN <statement>
 _OPENERS = frozenset({"ELSE", "LOOP", "EXCEPTION", "REPEAT"})  # <opener> <statement>
 # What a header or flow begins with; T-SQL writes `END ELSE BEGIN` and `END TRY BEGIN CATCH` on one line.
-_FLOW_OPENERS = _CONDITIONS | _OPENERS | _MEMBER_ROUTINES | {"CREATE", "BEGIN", "FOR", "WHILE", "END"}
+_LOOPS = frozenset({"FOR", "FOREACH", "WHILE"})  # ... LOOP (PL/SQL, PL/pgSQL's FOREACH v IN ARRAY a) or ... DO
+_FLOW_OPENERS = _CONDITIONS | _OPENERS | _MEMBER_ROUTINES | _LOOPS | {"CREATE", "BEGIN", "END"}
 # Procedural code with no statement of its own: PL/SQL, Snowflake and BigQuery scripting, MySQL routines
 # (`END IF`, `EXIT WHEN ...`, `RAISE`, `v := ...`, plpgsql's `GET DIAGNOSTICS n = ROW_COUNT`).  A piece of
 # it is passed over, as SET or DROP are, rather than reported as SQL that does not parse.
@@ -472,6 +475,8 @@ def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
     ('UPDATE t SET a = 1', '', '')
     >>> opened("END ELSE BEGIN DELETE FROM t"), opened("IF 1 = 1 MERGE t USING s ON a = b WHEN MATCHED THEN DELETE")
     ('DELETE FROM t', 'IF 1 = 1 MERGE t USING s ON a = b WHEN MATCHED THEN DELETE')
+    >>> opened("BEGIN <<outer>> FOREACH v IN ARRAY a LOOP DELETE FROM t WHERE id = v", "postgres")
+    'DELETE FROM t WHERE id = v'
     """
     piece = chunk
     while (opened := _past_control_flow(piece)) is not None:
@@ -483,6 +488,8 @@ def _opened_block(chunk: list[Token], starts: frozenset[str]) -> list[Token]:
 
 def _past_control_flow(piece: list[Token]) -> list[Token] | None:
     """``piece`` without the routine header or the control flow it begins with; None if it begins with neither."""
+    if label := _label_length(piece):
+        return piece[label:]
     first = piece[0].text.upper() if piece else ""
     if first not in _FLOW_OPENERS or (first == "CREATE" and not _is_routine_header(piece)):
         return None  # (the common case, decided without reading the whole piece)
@@ -507,11 +514,25 @@ def _past_control_flow(piece: list[Token]) -> list[Token] | None:
         return piece[after:] if opens else None
     if first in _CONDITIONS and (then := _condition_then(piece)) is not None:
         return piece[then + 1 :]
-    if first in ("FOR", "WHILE") and "LOOP" in words:  # PL/SQL loops (T-SQL's WHILE is sqlglot's to read)
+    if first in _LOOPS and "LOOP" in words:  # PL/SQL and PL/pgSQL loops (T-SQL's WHILE is sqlglot's to read)
         return piece[words.index("LOOP") + 1 :]
-    if first in ("FOR", "WHILE") and "DO" in words:  # BigQuery, Snowflake and MySQL loops
+    if first in _LOOPS and "DO" in words:  # BigQuery, Snowflake and MySQL loops
         return piece[words.index("DO") + 1 :]
     return piece[1:] if first in _OPENERS else None
+
+
+def _label_length(piece: list[Token]) -> int:
+    """How many tokens the ``<<name>>`` labels that ``piece`` begins with take (PL/SQL, PL/pgSQL: a label names
+    the block or loop after it, which is read as if unlabelled); 0 without one.  The tokenizer gives `<`, `<`,
+    the name (a keyword, like `outer`, too), `>`, `>`: no statement begins with a comparison."""
+    length = 0
+    while _is_label([token.text for token in piece[length : length + 5]]):
+        length += 5
+    return length
+
+
+def _is_label(texts: list[str]) -> bool:
+    return len(texts) == 5 and texts[:2] == ["<", "<"] and texts[3:] == [">", ">"] and texts[2].isidentifier()
 
 
 def _past_block_keywords(words: list[str]) -> int:
