@@ -335,7 +335,8 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     ctx = Context(profile, default_schema=options.default_schema)
     catalog = SchemaCatalog()
     # Rendered like the analysis renders it, so a table declared under a placeholder has the same token name.
-    text = render(sql, dict(options.variables), dict(options.relations), options.macros).text
+    variables, relations = dict(options.variables), dict(options.relations)
+    text = render(sql, variables, relations, options.macros, profile.placeholder_styles).text
     statements = parse_script(
         text,
         profile.sqlglot_dialect,

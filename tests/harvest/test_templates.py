@@ -188,6 +188,23 @@ def test_every_placeholder_style_survives_in_a_name() -> None:
     ]
 
 
+def test_a_postgres_extension_schema_placeholder_without_a_value_stays_in_the_names() -> None:
+    sql = "CREATE TABLE @extschema@.jobs (id int, payload text);\n"
+    sql += "INSERT INTO @extschema@.job_log (id) SELECT j.id FROM @extschema@.jobs j WHERE j.payload <> '';"
+    result = parse_sql(sql, dialect="postgres")
+    assert result["errors"] == [] and result["warnings"] == []
+    assert statements(sql, "postgres") == [(2, ["@extschema@.job_log"], ["@extschema@.jobs"])]
+    assert {(c["source"], c["target"]) for c in result["statements"][0]["columns"]} == {
+        ("@extschema@.jobs.id", "@extschema@.job_log.id"),
+        ("@extschema@.jobs.payload", "@extschema@.job_log"),
+    }
+
+
+def test_at_sign_placeholders_are_only_read_where_the_profile_has_the_at_style() -> None:
+    assert render("SELECT * FROM @s@.t", {"s": "x"}, styles=["at"]).text == "SELECT * FROM x.t"
+    assert render("SELECT * FROM @s@.t", {"s": "x"}).text == "SELECT * FROM @s@.t"  # T-SQL, MySQL: @ is theirs
+
+
 def test_a_query_that_writes_nothing_names_what_it_reads_with_its_placeholders() -> None:
     sql = "SELECT a FROM {{ p.s }}.t;\nSELECT a FROM ${db}.t JOIN #src#.u ON t.k = u.k;"
     assert statements(sql) == [(1, [], ["{{ p.s }}.t"]), (2, [], ["#src#.u", "${db}.t"])]

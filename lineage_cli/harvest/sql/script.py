@@ -217,10 +217,10 @@ def analyze_template(
     >>> [(s.targets, s.sources) for s in script.lineage], script.defaults
     ([(['dwh.t'], ['#src#.s'])], {'#src#.s': 'stg.s'})
     """
-    rendered = render(sql, variables, relations, macros)
+    profile = load_profile(file_dialect(sql) or dialect)
+    rendered = render(sql, variables, relations, macros, profile.placeholder_styles)
     script = analyze_script(rendered.text, file, dialect, default_schema, catalog)
-    fold = load_profile(file_dialect(sql) or dialect).fold
-    _map_back(script, rendered, defaults or {}, fold)
+    _map_back(script, rendered, defaults or {}, profile.fold)
     script.issues[:0] = [Issue(file, line, message, level="warning") for line, message in rendered.warnings]
     return script
 

@@ -17,15 +17,22 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-# Every placeholder style, whether or not a value was given: ${x} / ${hivevar:x} / ${hiveconf:x},
-# #x#, and any Jinja expression left in the text ({{ x }}, {{ f('a') }}), on one line.
-UNRESOLVED = re.compile(r"\$\{[^{}\n]*\}|#[A-Za-z_]\w*#|\{\{[^\n]*?\}\}")
+# The placeholder styles read in every dialect, whether or not a value was given: ${x} / ${hivevar:x} /
+# ${hiveconf:x}, #x#, and any Jinja expression left in the text ({{ x }}, {{ f('a') }}), on one line.
+_COMMON = r"\$\{[^{}\n]*\}|#[A-Za-z_]\w*#|\{\{[^\n]*?\}\}"
+# Postgres extension scripts' @extschema@ (the profile's `at` placeholder style): only where the profile has it,
+# since `@` begins T-SQL and MySQL variables and Snowflake stages.
+AT_STYLE = "at"
+_AT = r"@[A-Za-z_]\w*@"
+_PROTECTED = {False: re.compile(_COMMON), True: re.compile(f"{_COMMON}|{_AT}")}
+UNRESOLVED = _PROTECTED[True]  # a name that holds any of them is parameterized
 _TOKEN = re.compile(r"lineage_p_([0-9a-f]{10})_", re.IGNORECASE)
 _NAME = re.compile(
-    r"^\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[^{}:]+)\}$|^#(?P<hash>\w+)#$|^\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}$"
+    r"^\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[^{}:]+)\}$|^#(?P<hash>\w+)#$|^@(?P<at>\w+)@$"
+    r"|^\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}$"
 )
 
 
@@ -44,11 +51,13 @@ class Placeholders:
 
     texts: dict[str, str] = field(default_factory=dict)
 
-    def protect(self, sql: str) -> str:
-        """``sql`` with every placeholder replaced by its token.
+    def protect(self, sql: str, styles: Collection[str] = ()) -> str:
+        """``sql`` with every placeholder replaced by its token (``@x@`` too when ``styles`` has ``at``).
 
         >>> p = Placeholders()
         >>> p.protect("INSERT INTO #db#.t SELECT 1") == f"INSERT INTO {token_of('#db#')}.t SELECT 1"
+        True
+        >>> p.protect("SELECT @a@ FROM @x@.t", ["at"]) == f"SELECT {token_of('@a@')} FROM {token_of('@x@')}.t"
         True
         """
 
@@ -57,7 +66,7 @@ class Placeholders:
             self.texts[token] = match.group(0)
             return token
 
-        return UNRESOLVED.sub(swap, sql)
+        return _PROTECTED[AT_STYLE in styles].sub(swap, sql)
 
     def restore(self, text: str) -> str:
         """``text`` with every token of this text turned back into its placeholder.
@@ -89,13 +98,13 @@ def is_parameterized(name: str) -> bool:
 def placeholder_name(text: str) -> str | None:
     """The variable a placeholder names, None for an expression (a macro call, a filter).
 
-    >>> [placeholder_name(t) for t in ("${hivevar:db}", "#db#", "{{ db }}", "{{ f('x') }}")]
-    ['db', 'db', 'db', None]
+    >>> [placeholder_name(t) for t in ("${hivevar:db}", "#db#", "@db@", "{{ db }}", "{{ f('x') }}")]
+    ['db', 'db', 'db', 'db', None]
     """
     match = _NAME.match(text)
     if match is None:
         return None
-    return match.group("dollar") or match.group("hash") or match.group("jinja")
+    return match.group("dollar") or match.group("hash") or match.group("at") or match.group("jinja")
 
 
 def default_name(

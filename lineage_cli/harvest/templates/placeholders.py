@@ -1,7 +1,8 @@
 """Template placeholders: turn a templated SQL text into SQL the parser reads, lines kept.
 
 Warehouse SQL is often a template for a scheduler: Hive's ``${NAME}``, ``${hivevar:NAME}``
-and ``${hiveconf:NAME}``, Oozie/DataStage style ``#NAME#`` and Jinja/dbt (``{{ NAME }}``,
+and ``${hiveconf:NAME}``, Oozie/DataStage style ``#NAME#``, Postgres extension scripts' ``@extschema@``
+(where the dialect profile's ``placeholder_styles`` has ``at``) and Jinja/dbt (``{{ NAME }}``,
 ``{% if %}``, ``{% for %}``, ``ref`` / ``source``).  ``render`` runs the whole way: Jinja
 (``jinja.py``, when the text has Jinja tags), then the scheduler placeholders with known
 values (``substitute``), then parse-safe tokens for the placeholders still left (``params.py``).
@@ -17,29 +18,33 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lineage_cli.errors import InputError
 from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.markers import JINJA_OPEN
-from lineage_cli.harvest.templates.params import Placeholders
+from lineage_cli.harvest.templates.params import AT_STYLE, Placeholders
 
-_PLACEHOLDER = re.compile(
+_COMMON = (
     r"\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[A-Za-z_][\w.]*)\}"
     r"|#(?P<hash>[A-Za-z_]\w*)#"
     r"|\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}"
 )
+# With the `at` style (Postgres extension scripts' @extschema@), or without it
+_PLACEHOLDERS = {False: re.compile(_COMMON), True: re.compile(_COMMON + r"|@(?P<at>[A-Za-z_]\w*)@")}
 # Where a Jinja tag opens: a text without one has no Jinja, and rendering it does not import jinja2 (``jinja.py``).
 
 
-def substitute(sql: str, variables: Mapping[str, object] | None) -> str:
-    """Replace every known placeholder of ``sql`` by its value.
+def substitute(sql: str, variables: Mapping[str, object] | None, styles: Collection[str] = ()) -> str:
+    """Replace every known placeholder of ``sql`` by its value (``@name@`` too where ``styles`` has ``at``).
 
     >>> substitute("SELECT * FROM ${hivevar:db}.t WHERE dt = '#run_date#' AND x = {{ x }} -- ${other}",
     ...            {"db": "ods", "run_date": "2024-01-31", "x": 1})
     "SELECT * FROM ods.t WHERE dt = '2024-01-31' AND x = 1 -- ${other}"
+    >>> substitute("SELECT * FROM @extschema@.t", {"extschema": "pgx"}, ["at"])
+    'SELECT * FROM pgx.t'
     """
     if not variables:
         return sql
@@ -47,12 +52,12 @@ def substitute(sql: str, variables: Mapping[str, object] | None) -> str:
     lowered = {name.lower(): value for name, value in values.items()}
 
     def replace(match: re.Match[str]) -> str:
-        name = match.group("dollar") or match.group("hash") or match.group("jinja")
+        name = match.group("dollar") or match.group("hash") or match.group("jinja") or match.group("at")
         # Scheduler variables are matched as written first, then case-insensitively.
         value = values.get(name, lowered.get(name.lower()))
         return match.group(0) if value is None else value
 
-    return _PLACEHOLDER.sub(replace, sql)
+    return _PLACEHOLDERS[AT_STYLE in styles].sub(replace, sql)
 
 
 def _one_line(value: object) -> str:
@@ -80,8 +85,10 @@ def render(
     variables: Mapping[str, object] | None = None,
     relations: Mapping[str, str] | None = None,
     macros: tuple[MacroFile, ...] = (),
+    styles: Collection[str] = (),
 ) -> Rendered:
-    """Jinja, then scheduler placeholders, then parse-safe tokens for what has no value.
+    """Jinja, then scheduler placeholders, then parse-safe tokens for what has no value; ``styles`` are the
+    dialect profile's ``placeholder_styles`` (``at``: ``@name@`` is a placeholder too).
 
     >>> out = render("{% if x %}\\n{% endif %}\\nINSERT INTO ${db}.t SELECT * FROM #src#.s", {"db": "dwh"})
     >>> out.source_line(2), out.placeholders.restore(out.text.splitlines()[1])  # the if block took a line
@@ -96,7 +103,7 @@ def render(
         sql, warnings = output.text, output.warnings
         lines = None if output.lines == list(range(1, len(output.lines) + 1)) else output.lines
     placeholders = Placeholders()
-    text = placeholders.protect(substitute(sql, values))
+    text = placeholders.protect(substitute(sql, values, styles), styles)
     return Rendered(text, placeholders, lines, warnings)
 
 
