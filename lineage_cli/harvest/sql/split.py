@@ -95,7 +95,7 @@ def parse_script(
     tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
-        if not (chunk := chunk[_label_length(chunk) :]):
+        if not (chunk := _unprefixed(chunk)):
             continue
         if optional_semicolons:
             # A batch holds many statements and blocks (`END ELSE BEGIN ...`): it is cut at its lines before
@@ -535,6 +535,27 @@ def _is_label(texts: list[str]) -> bool:
     return len(texts) == 5 and texts[:2] == ["<", "<"] and texts[3:] == [">", ">"] and texts[2].isidentifier()
 
 
+# What an Oracle type body's method says before PROCEDURE / FUNCTION (`MAP MEMBER FUNCTION`, `CONSTRUCTOR FUNCTION`)
+_METHOD_QUALIFIERS = frozenset({"MEMBER", "STATIC", "CONSTRUCTOR", "MAP", "ORDER", "OVERRIDING", "FINAL"})
+
+
+def _unprefixed(chunk: list[Token]) -> list[Token]:
+    """``chunk`` without the labels it begins with, and without the qualifiers of a type body's method, which
+    is then read as a package body's member routine (``MEMBER PROCEDURE p IS`` as ``PROCEDURE p IS``).
+
+    >>> tokens = Dialect.get_or_raise("oracle").tokenize("<<l>> OVERRIDING MEMBER FUNCTION f RETURN NUMBER IS")
+    >>> " ".join(t.text for t in _unprefixed(tokens))
+    'FUNCTION f RETURN NUMBER IS'
+    """
+    chunk = chunk[_label_length(chunk) :]
+    qualifiers = 0
+    while qualifiers < len(chunk) and chunk[qualifiers].text.upper() in _METHOD_QUALIFIERS:
+        qualifiers += 1
+    if qualifiers and qualifiers < len(chunk) and chunk[qualifiers].text.upper() in _MEMBER_ROUTINES:
+        return chunk[qualifiers:]
+    return chunk
+
+
 def _past_block_keywords(words: list[str]) -> int:
     """Where the block that ``words`` begin or end (`BEGIN TRY`, `END CATCH`, `BEGIN`) has its next word."""
     after = 1
@@ -932,12 +953,19 @@ def _opens_declarations(chunk: list[Token]) -> bool:
 
 
 def _is_routine_header(chunk: list[Token]) -> bool:
-    """Whether ``chunk`` begins a routine: ``CREATE [OR REPLACE] PROCEDURE|FUNCTION|TRIGGER|PACKAGE ...``, or a
-    package member's ``PROCEDURE|FUNCTION ...``."""
+    """Whether ``chunk`` begins a routine: ``CREATE [OR REPLACE] PROCEDURE|FUNCTION|TRIGGER|PACKAGE ...``, an
+    Oracle ``CREATE TYPE BODY`` (its methods are read like a package body's members), or a package member's
+    ``PROCEDURE|FUNCTION ...``."""
     words = _words(chunk[:6])
     return bool(words) and (
-        words[0] in _MEMBER_ROUTINES or (words[0] == "CREATE" and bool(_ROUTINES.intersection(words[1:])))
+        words[0] in _MEMBER_ROUTINES
+        or (words[0] == "CREATE" and (bool(_ROUTINES.intersection(words[1:])) or _is_type_body(words)))
     )
+
+
+def _is_type_body(words: list[str]) -> bool:
+    """Whether ``words`` (a CREATE's first) say ``TYPE BODY``: not a type's spec (``AS OBJECT (...)``)."""
+    return "TYPE" in words and words[words.index("TYPE") + 1 : words.index("TYPE") + 2] == ["BODY"]
 
 
 def _holds_string(chunk: list[Token]) -> bool:
