@@ -293,6 +293,19 @@ def test_hive_cli_commands_are_skipped_not_parsed_as_sql() -> None:
     )
 
 
+@pytest.mark.parametrize("dialect", ["hive", "spark"])
+def test_map_and_reduce_functions_and_columns_are_no_script_clauses(dialect) -> None:
+    """Only a MAP / REDUCE with its input list up to USING is a script clause; ``map(k, v)``, ``MAP<K, V>`` and a
+    column named map stay what they are, and parse (golden hive_scripts.sql has the scripts)."""
+    sql = "INSERT INTO d.t SELECT map('k', a) AS m, map, reduce FROM d.s;\n"
+    sql += "CREATE TABLE d.u (m MAP<STRING, INT>, map INT);\n"
+    script = analyze_script(sql, "x.hql", dialect)
+    assert (script.issues, [(s.line, s.targets, s.sources) for s in script.lineage]) == (
+        [],
+        [(1, ["d.t"], ["d.s"])],
+    )
+
+
 def test_an_explained_statement_and_a_merge_action_on_their_own_lines_are_no_glued_statements() -> None:
     sql = "EXPLAIN EXTENDED\nUPDATE t SET a = 1\nWHERE b = 2;\n"
     sql += "EXPLAIN MERGE INTO t USING s ON t.a = s.a\nWHEN MATCHED THEN\nUPDATE SET b = s.b;\n"

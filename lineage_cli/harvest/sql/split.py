@@ -8,9 +8,10 @@ A routine's body is cut like any script; a piece starts at its statement, not at
 header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicolons (T-SQL), `GO`
 lines end batches, lines that open control flow start new pieces, and a parse that stops where a
 statement begins is cut there (``_parse_unterminated``); T-SQL's compound assignments (`SET a += b`) are read
-as `a = a + b` (``_compound_assignments``).  SQL*Plus's `/` line ends a statement too
-(``_slash_lines_as_semicolons``), and its line commands (`DEFINE x = 1`, `PROMPT ...`), which need no
-semicolon, are blanked before the script is read (``_without_sqlplus_commands``).
+as `a = a + b` (``_compound_assignments``), and Hive's script clauses (`MAP a, b USING 'm.py' AS k, v`) as the
+`SELECT TRANSFORM(a, b) USING 'm.py' AS (k, v)` sqlglot reads (``_script_clauses``).  SQL*Plus's `/` line
+ends a statement too (``_slash_lines_as_semicolons``), and its line commands (`DEFINE x = 1`, `PROMPT ...`),
+which need no semicolon, are blanked before the script is read (``_without_sqlplus_commands``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.hive import Hive
 from sqlglot.dialects.oracle import Oracle
 from sqlglot.dialects.teradata import Teradata
 from sqlglot.dialects.tsql import TSQL
@@ -92,6 +94,8 @@ def parse_script(
         tokens = _go_as_semicolons(tokens)
     if isinstance(engine, TSQL) and _COMPOUND_ASSIGNMENT.search(sql):
         tokens = _compound_assignments(tokens)
+    if isinstance(engine, Hive):  # Spark and Databricks too
+        tokens = _script_clauses(tokens)
     tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
@@ -671,6 +675,82 @@ def _compound_assignments(tokens: list[Token]) -> list[Token]:
         result.append(then(token.token_type, token.text))
         index += 2
     return result
+
+
+def _script_clauses(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with Hive's script clauses in the one form sqlglot reads: ``MAP a, b USING 's'`` and ``REDUCE
+    a, b USING 's'`` (other spellings of ``SELECT TRANSFORM``) as ``SELECT TRANSFORM (a, b) USING 's'``, and
+    an output list without parentheses, ``USING 's' AS k, v``, in them (sqlglot reads ``v`` as a column of the
+    FROM).  The added tokens take the places of the words they stand for or stand next to.
+
+    >>> tokens = Dialect.get_or_raise("hive").tokenize("MAP a, b ROW FORMAT DELIMITED USING 'm' AS k, v INT FROM t")
+    >>> " ".join(t.text for t in _script_clauses(tokens))
+    'SELECT TRANSFORM ( a , b ) ROW FORMAT DELIMITED USING m AS ( k , v INT ) FROM t'
+    """
+    result: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if _starts_script_clause(tokens, index):
+            at = _positioned(token)
+            result += [at(TokenType.SELECT, "SELECT"), at(TokenType.VAR, "TRANSFORM"), at(TokenType.L_PAREN, "(")]
+            end = _top_level_index(tokens, index + 1, _SCRIPT_INPUT_ENDS)
+            result += [*tokens[index + 1 : end], _positioned(tokens[end])(TokenType.R_PAREN, ")")]
+            index = end
+            continue
+        result.append(token)
+        index += 1
+        if _opens_bare_output_list(tokens, index):
+            result += [tokens[index], _positioned(tokens[index + 1])(TokenType.L_PAREN, "(")]
+            end = _top_level_index(tokens, index + 1, _SCRIPT_OUTPUT_ENDS)
+            closing = tokens[end] if end < len(tokens) else tokens[-1]
+            result += [*tokens[index + 1 : end], _positioned(closing)(TokenType.R_PAREN, ")")]
+            index = end
+    return result
+
+
+def _starts_script_clause(tokens: list[Token], index: int) -> bool:
+    """Whether ``tokens[index]`` is a MAP or REDUCE that opens a script clause (not ``map(k, v)``, ``MAP<K, V>``,
+    a column named map): one with its input list up to a USING of the same statement."""
+    if tokens[index].text.upper() not in ("MAP", "REDUCE") or index + 1 >= len(tokens):
+        return False
+    if tokens[index + 1].token_type in (TokenType.L_PAREN, TokenType.LT, TokenType.COMMA, TokenType.DOT):
+        return False
+    end = _top_level_index(tokens, index + 1, _SCRIPT_INPUT_ENDS)
+    return end < len(tokens) and tokens[end].text.upper() in ("USING", "ROW")
+
+
+def _opens_bare_output_list(tokens: list[Token], index: int) -> bool:
+    """Whether ``tokens[index]`` is the AS of ``USING 'script' AS k, v`` with no parenthesis after it."""
+    window = tokens[index - 2 : index + 2] if index >= 2 else []
+    return (
+        len(window) == 4
+        and window[0].token_type is TokenType.USING
+        and window[1].token_type is TokenType.STRING
+        and window[2].token_type is TokenType.ALIAS
+        and window[3].token_type is not TokenType.L_PAREN
+    )
+
+
+def _top_level_index(tokens: list[Token], start: int, ends: frozenset[str]) -> int:
+    """The index of the first token from ``start`` on, outside parentheses opened there, that is one of ``ends``
+    (by its first word, upper-cased: ``CLUSTER BY`` is one token), a semicolon or a parenthesis closing one opened
+    before; ``len(tokens)`` if none."""
+    depth = 0
+    for index in range(start, len(tokens)):
+        kind, words = tokens[index].token_type, tokens[index].text.upper().split()
+        if depth == 0 and (kind in (TokenType.SEMICOLON, TokenType.R_PAREN) or (words and words[0] in ends)):
+            return index
+        depth += (kind is TokenType.L_PAREN) - (kind is TokenType.R_PAREN)
+    return len(tokens)
+
+
+# Where a script clause's input list ends (at its ROW FORMAT, or its USING), and where its output list does
+_SCRIPT_INPUT_ENDS = frozenset({"USING", "ROW", "FROM", "SELECT", "INSERT", "WHERE"})
+_SCRIPT_OUTPUT_ENDS = frozenset(
+    {"ROW", "RECORDREADER", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "CLUSTER", "DISTRIBUTE", "SORT", "LIMIT",
+     "UNION", "INSERT", "LATERAL", "JOIN", "WINDOW"}
+)  # fmt: skip
 
 
 def _assigned_name(before: list[Token]) -> list[Token]:

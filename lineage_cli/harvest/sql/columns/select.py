@@ -173,6 +173,8 @@ class _SelectBlock(_Block):
 
     def _projection(self, projection: exp.Expression) -> _Lineage:
         inner = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(inner, exp.QueryTransform):
+            return self._script_inputs(inner)
         if type(inner) is exp.Column and isinstance(inner.this, exp.Identifier):
             # The common ``t.c [AS x]``: its lineage is the column's own, shared read-only.
             lineage = self.analysis.resolve(inner, self)
@@ -181,6 +183,19 @@ class _SelectBlock(_Block):
             return lineage
         lineage = _Lineage()
         self.analysis.visit(projection, self, IDENTITY, lineage, ())
+        return lineage
+
+    def _script_inputs(self, transform: exp.QueryTransform) -> _Lineage:
+        """Hive's ``TRANSFORM(a, t.*) USING 'script.py'``: the script reads its whole input row, so every input
+        column (each column of a star) feeds every output, transformed."""
+        lineage = _Lineage()
+        for value in transform.expressions:
+            if _is_star(value):
+                for source in self._star_sources(value):
+                    for _, column in source.expand():
+                        lineage.merge(column, TRANSFORMATION)
+            else:
+                self.analysis.visit(value, self, TRANSFORMATION, lineage, ())
         return lineage
 
     def _star_modifiers(self, star: exp.Star, expanded: list[tuple[str, _Lineage]]) -> list[tuple[str, _Lineage]]:
