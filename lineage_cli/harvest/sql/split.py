@@ -9,7 +9,8 @@ header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicol
 lines end batches, lines that open control flow start new pieces, and a parse that stops where a
 statement begins is cut there (``_parse_unterminated``); T-SQL's compound assignments (`SET a += b`) are read
 as `a = a + b` (``_compound_assignments``), and Hive's script clauses (`MAP a, b USING 'm.py' AS k, v`) as the
-`SELECT TRANSFORM(a, b) USING 'm.py' AS (k, v)` sqlglot reads (``_script_clauses``).  SQL*Plus's `/` line
+`SELECT TRANSFORM(a, b) USING 'm.py' AS (k, v)` sqlglot reads (``_script_clauses``); Hive's interval literals
+without their keyword (`'1 2:3:4' DAY TO SECOND`) get it (``_interval_literals``).  SQL*Plus's `/` line
 ends a statement too (``_slash_lines_as_semicolons``), and its line commands (`DEFINE x = 1`, `PROMPT ...`),
 which need no semicolon, are blanked before the script is read (``_without_sqlplus_commands``).
 """
@@ -96,6 +97,8 @@ def parse_script(
         tokens = _compound_assignments(tokens)
     if isinstance(engine, Hive):  # Spark and Databricks too
         tokens = _script_clauses(tokens)
+    if type(engine) is Hive:  # Spark's intervals need their keyword: `SELECT 1 day` names a column day
+        tokens = _interval_literals(tokens)
     tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
@@ -751,6 +754,29 @@ _SCRIPT_OUTPUT_ENDS = frozenset(
     {"ROW", "RECORDREADER", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "CLUSTER", "DISTRIBUTE", "SORT", "LIMIT",
      "UNION", "INSERT", "LATERAL", "JOIN", "WINDOW"}
 )  # fmt: skip
+
+
+def _interval_literals(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with the INTERVAL keyword Hive lets a constant interval go without (`ts - '1 2:3:4' DAY TO
+    SECOND`, `2 MINUTE`) put before its literal, where sqlglot needs it.
+
+    >>> tokens = Dialect.get_or_raise("hive").tokenize("SELECT ts - '1 2:3' day to minute, INTERVAL 2 HOUR, 3 x")
+    >>> " ".join(t.text for t in _interval_literals(tokens))
+    'SELECT ts - INTERVAL 1 2:3 day to minute , INTERVAL 2 HOUR , 3 x'
+    """
+    result: list[Token] = []
+    for index, token in enumerate(tokens):
+        unit = tokens[index + 1].text.upper() if index + 1 < len(tokens) else ""
+        keyword = result[-1].token_type is TokenType.INTERVAL if result else False
+        if token.token_type in (TokenType.STRING, TokenType.NUMBER) and unit in _INTERVAL_UNITS and not keyword:
+            result.append(_positioned(token)(TokenType.INTERVAL, "INTERVAL"))
+        result.append(token)
+    return result
+
+
+_INTERVAL_UNITS = frozenset(
+    unit + plural for unit in ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND") for plural in ("", "S")
+)
 
 
 def _assigned_name(before: list[Token]) -> list[Token]:
