@@ -10,7 +10,8 @@ lines end batches, lines that open control flow start new pieces, and a parse th
 statement begins is cut there (``_parse_unterminated``); T-SQL's compound assignments (`SET a += b`) are read
 as `a = a + b` (``_compound_assignments``), and Hive's script clauses (`MAP a, b USING 'm.py' AS k, v`) as the
 `SELECT TRANSFORM(a, b) USING 'm.py' AS (k, v)` sqlglot reads (``_script_clauses``); Hive's interval literals
-without their keyword (`'1 2:3:4' DAY TO SECOND`) get it (``_interval_literals``).  SQL*Plus's `/` line
+without their keyword (`'1 2:3:4' DAY TO SECOND`) get it (``_interval_literals``), and its partitioned table
+functions are read as the relation they are on (``_table_functions_as_sources``).  SQL*Plus's `/` line
 ends a statement too (``_slash_lines_as_semicolons``), and its line commands (`DEFINE x = 1`, `PROMPT ...`),
 which need no semicolon, are blanked before the script is read (``_without_sqlplus_commands``).
 """
@@ -98,7 +99,7 @@ def parse_script(
     if isinstance(engine, Hive):  # Spark and Databricks too
         tokens = _script_clauses(tokens)
     if type(engine) is Hive:  # Spark's intervals need their keyword: `SELECT 1 day` names a column day
-        tokens = _interval_literals(tokens)
+        tokens = _table_functions_as_sources(_interval_literals(tokens))
     tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
@@ -777,6 +778,51 @@ def _interval_literals(tokens: list[Token]) -> list[Token]:
 _INTERVAL_UNITS = frozenset(
     unit + plural for unit in ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND") for plural in ("", "S")
 )
+
+
+def _table_functions_as_sources(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each of Hive's partitioned table functions, ``noop(ON t PARTITION BY k ORDER BY d)``,
+    ``matchpath(ON (SELECT ...) DISTRIBUTE BY k SORT BY d arg1('A.B*'))``, as the relation it is ON, which
+    sqlglot reads: the function gets its rows from it (noop hands them on as they are), its partitioning only
+    deals them out.
+
+    >>> tokens = Dialect.get_or_raise("hive").tokenize("FROM noop(ON noop(ON t PARTITION BY k) ORDER BY d) x")
+    >>> " ".join(t.text for t in _table_functions_as_sources(tokens))
+    'FROM t x'
+    """
+    result: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        if not _opens_table_function(tokens, index):
+            result.append(tokens[index])
+            index += 1
+            continue
+        close = _top_level_index(tokens, index + 2, frozenset())  # the function's closing parenthesis
+        relation = index + 3
+        end = relation
+        while end < close and (end == relation or not _ends_table_function_source(tokens, end)):
+            opens = tokens[end].token_type is TokenType.L_PAREN  # a subquery, or a nested function's arguments
+            end = _top_level_index(tokens, end + 1, frozenset()) + 1 if opens else end + 1
+        result += _table_functions_as_sources(tokens[relation:end])
+        index = close + 1
+    return result
+
+
+def _opens_table_function(tokens: list[Token], index: int) -> bool:
+    """Whether ``tokens[index]`` is the name of ``name(ON ...``, a partitioned table function."""
+    kinds = [token.token_type for token in tokens[index : index + 3]]
+    return len(kinds) == 3 and kinds[0] in _NAME_PARTS and kinds[1:] == [TokenType.L_PAREN, TokenType.ON]
+
+
+def _ends_table_function_source(tokens: list[Token], index: int) -> bool:
+    """Whether the source of a table function ends before ``tokens[index]``: at its partitioning
+    (``PARTITION BY`` ...) or its first argument (``arg1('A.B*')``)."""
+    words = tokens[index].text.upper().split()
+    followed_by_parenthesis = index + 1 < len(tokens) and tokens[index + 1].token_type is TokenType.L_PAREN
+    return bool(words) and words[0] in _PARTITIONING or followed_by_parenthesis
+
+
+_PARTITIONING = frozenset({"PARTITION", "DISTRIBUTE", "CLUSTER", "ORDER", "SORT"})
 
 
 def _assigned_name(before: list[Token]) -> list[Token]:
