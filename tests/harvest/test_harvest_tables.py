@@ -306,6 +306,14 @@ def test_map_and_reduce_functions_and_columns_are_no_script_clauses(dialect) -> 
     )
 
 
+def test_an_unclosed_table_function_costs_only_its_statement() -> None:
+    script = analyze_script("SELECT * FROM noop(ON d.s;\nINSERT INTO d.t SELECT a FROM d.s;\n", "x.hql", "hive")
+    assert ([issue.line for issue in script.issues], [(s.line, s.targets) for s in script.lineage]) == (
+        [1],
+        [(2, ["d.t"])],
+    )
+
+
 def test_an_explained_statement_and_a_merge_action_on_their_own_lines_are_no_glued_statements() -> None:
     sql = "EXPLAIN EXTENDED\nUPDATE t SET a = 1\nWHERE b = 2;\n"
     sql += "EXPLAIN MERGE INTO t USING s ON t.a = s.a\nWHEN MATCHED THEN\nUPDATE SET b = s.b;\n"

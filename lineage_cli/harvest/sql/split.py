@@ -789,20 +789,24 @@ def _table_functions_as_sources(tokens: list[Token]) -> list[Token]:
     >>> tokens = Dialect.get_or_raise("hive").tokenize("FROM noop(ON noop(ON t PARTITION BY k) ORDER BY d) x")
     >>> " ".join(t.text for t in _table_functions_as_sources(tokens))
     'FROM t x'
+    >>> tokens = Dialect.get_or_raise("hive").tokenize("FROM noop(ON t; SELECT 1")
+    >>> " ".join(t.text for t in _table_functions_as_sources(tokens))
+    'FROM noop ( ON t ; SELECT 1'
     """
     result: list[Token] = []
     index = 0
     while index < len(tokens):
-        if not _opens_table_function(tokens, index):
-            result.append(tokens[index])
+        opens = _opens_table_function(tokens, index)
+        close = _top_level_index(tokens, index + 2, frozenset()) if opens else index  # its closing parenthesis
+        if not opens or close == len(tokens) or tokens[close].token_type is not TokenType.R_PAREN:
+            result.append(tokens[index])  # (an unclosed one is left to the parser to report)
             index += 1
             continue
-        close = _top_level_index(tokens, index + 2, frozenset())  # the function's closing parenthesis
         relation = index + 3
         end = relation
         while end < close and (end == relation or not _ends_table_function_source(tokens, end)):
-            opens = tokens[end].token_type is TokenType.L_PAREN  # a subquery, or a nested function's arguments
-            end = _top_level_index(tokens, end + 1, frozenset()) + 1 if opens else end + 1
+            group = tokens[end].token_type is TokenType.L_PAREN  # a subquery, or a nested function's arguments
+            end = _top_level_index(tokens, end + 1, frozenset()) + 1 if group else end + 1
         result += _table_functions_as_sources(tokens[relation:end])
         index = close + 1
     return result
