@@ -7,13 +7,10 @@ keeps the line of its first token, which becomes the statement's provenance.
 A routine's body is cut like any script; a piece starts at its statement, not at the routine's
 header or a block's BEGIN (``_opened_block``).  Where a dialect needs no semicolons (T-SQL), `GO`
 lines end batches, lines that open control flow start new pieces, and a parse that stops where a
-statement begins is cut there (``_parse_unterminated``); T-SQL's compound assignments (`SET a += b`) are read
-as `a = a + b` (``_compound_assignments``), and Hive's script clauses (`MAP a, b USING 'm.py' AS k, v`) as the
-`SELECT TRANSFORM(a, b) USING 'm.py' AS (k, v)` sqlglot reads (``_script_clauses``); Hive's interval literals
-without their keyword (`'1 2:3:4' DAY TO SECOND`) get it (``_interval_literals``), and its partitioned table
-functions are read as the relation they are on (``_table_functions_as_sources``).  SQL*Plus's `/` line
-ends a statement too (``_slash_lines_as_semicolons``), and its line commands (`DEFINE x = 1`, `PROMPT ...`),
-which need no semicolon, are blanked before the script is read (``_without_sqlplus_commands``).
+statement begins is cut there (``_parse_unterminated``).  SQL*Plus's `/` line ends a statement too
+(``_slash_lines_as_semicolons``).  What sqlglot cannot read as written but means plain SQL (T-SQL's
+`SET a += b`, Hive's `MAP ... USING` and interval literals, SQL*Plus and Hive CLI commands, Teradata's
+column phrases) is rewritten first, positions kept, by ``rewrites.py``.
 """
 
 from __future__ import annotations
@@ -26,12 +23,24 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.hive import Hive
 from sqlglot.dialects.oracle import Oracle
-from sqlglot.dialects.teradata import Teradata
 from sqlglot.dialects.tsql import TSQL
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from lineage_cli.harvest.sql.messages import internal_error, parse_error, token_error
+from lineage_cli.harvest.sql.rewrites import (
+    COMPOUND_ASSIGNMENT,
+    compound_assignments,
+    interval_literals,
+    notebook_cells,
+    script_clauses,
+    table_functions_as_sources,
+    without_client_commands,
+    without_column_phrases,
+    without_delimiter_commands,
+    without_partition_guard,
+    without_sqlplus_commands,
+)
 
 
 @dataclass(slots=True)
@@ -84,9 +93,9 @@ def parse_script(
     'statement nests 300 levels deep (limit 200); skipped'
     """
     engine = Dialect.get_or_raise(dialect)
-    sql = _without_client_commands(_without_delimiter_commands(_notebook_cells(sql)), client_commands)
+    sql = without_client_commands(without_delimiter_commands(notebook_cells(sql)), client_commands)
     if isinstance(engine, Oracle):
-        sql = _without_sqlplus_commands(sql)
+        sql = without_sqlplus_commands(sql)
     try:
         tokens = _unswallowed(engine.tokenize(sql), sql, engine, commands_end_lines=optional_semicolons)
     except TokenError:
@@ -94,13 +103,13 @@ def parse_script(
         return
     if optional_semicolons:
         tokens = _go_as_semicolons(tokens)
-    if isinstance(engine, TSQL) and _COMPOUND_ASSIGNMENT.search(sql):
-        tokens = _compound_assignments(tokens)
+    if isinstance(engine, TSQL) and COMPOUND_ASSIGNMENT.search(sql):
+        tokens = compound_assignments(tokens)
     if isinstance(engine, Hive):  # Spark and Databricks too
-        tokens = _script_clauses(tokens)
+        tokens = script_clauses(tokens)
     if type(engine) is Hive:  # Spark's intervals need their keyword: `SELECT 1 day` names a column day
-        tokens = _table_functions_as_sources(_interval_literals(tokens))
-    tokens = _without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
+        tokens = table_functions_as_sources(interval_literals(tokens))
+    tokens = without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     for chunk in _split_tokens(tokens):
         if not (chunk := _unprefixed(chunk)):
@@ -128,169 +137,10 @@ def parse_script(
             yield _parse_chunk(piece, sql, engine, limits)
 
 
-# The mysql client's `DELIMITER //` (a line of its own) makes `//` end statements until `DELIMITER ;`
-_DELIMITER = re.compile(r"^[ \t]*DELIMITER[ \t]+(\S+)[ \t]*$", re.IGNORECASE | re.MULTILINE)
-
-
-# A Databricks notebook exported as SQL: cells end at a `-- COMMAND ----------` line, and a `%sql` magic cell
-# holds its SQL in `-- MAGIC ` comment lines
-_CELL_END = re.compile(r"^-- COMMAND -{5,}[ \t]*$", re.MULTILINE)
-_MAGIC = "-- MAGIC "
-
-
-def _notebook_cells(sql: str) -> str:
-    """``sql`` with each notebook cell ended by a semicolon, and the SQL of ``%sql`` magic cells uncommented (a
-    cell is a statement, semicolon or not); other magic cells (``%python``, ``%md``) stay comments.  Lines are
-    kept.
-
-    >>> _notebook_cells("INSERT INTO t SELECT 1\\n-- COMMAND ----------\\n-- MAGIC %sql\\n-- MAGIC USE mart")
-    'INSERT INTO t SELECT 1\\n;\\n\\nUSE mart'
-    """
-    if _CELL_END.search(sql) is None and _MAGIC + "%sql" not in sql:
-        return sql
-    lines, in_sql_magic = sql.split("\n"), False
-    for number, line in enumerate(lines):
-        if _CELL_END.match(line):
-            lines[number], in_sql_magic = ";", False
-        elif line.startswith(_MAGIC):
-            magic = line[len(_MAGIC) :]
-            in_sql_magic = in_sql_magic or magic.strip().lower() == "%sql"
-            if in_sql_magic:
-                lines[number] = "" if magic.strip().lower() == "%sql" else magic
-    return "\n".join(lines)
-
-
-def _without_delimiter_commands(sql: str) -> str:
-    """``sql`` with each ``DELIMITER x`` line blanked and each ``x`` that ends a line as ``;``: the statements
-    then end as everywhere else (a routine's inner semicolons are handled as in any body).  Line numbers
-    are kept.
-
-    >>> _without_delimiter_commands("DELIMITER //\\nCREATE PROCEDURE p() BEGIN SELECT 1; END //\\nDELIMITER ;")
-    '\\nCREATE PROCEDURE p() BEGIN SELECT 1; END ;\\n'
-    """
-    if _DELIMITER.search(sql) is None:
-        return sql
-    lines, delimiter = sql.split("\n"), ";"
-    for number, line in enumerate(lines):
-        if (command := _DELIMITER.match(line)) is not None:
-            delimiter, lines[number] = command.group(1), ""
-        elif delimiter != ";" and line.rstrip().endswith(delimiter):
-            lines[number] = line.rstrip()[: -len(delimiter)] + ";"
-    return "\n".join(lines)
-
-
-# SQL*Plus's line commands, which end at their line (or at the last of the lines a trailing `-` continues them
-# onto; a remark ends at its line), as a statement begins with them: `@x.sql`, `@@x.sql` or a command word,
-# perhaps abbreviated
-_SQLPLUS_COMMAND = re.compile(
-    r"^[ \t]*(?:@|(REMARK|REM)(?![\w$#])|(?:DEFINE|DEF|UNDEFINE|PROMPT|PRO|SET|SPOOL|SPO|WHENEVER|CONNECT|CONN"
-    r"|EXIT|QUIT|COLUMN|COL|SHOW|SHO)(?![\w$#]))",
-    re.IGNORECASE | re.MULTILINE,
-)
-_COMMENT_LINE = re.compile(r"^[ \t]*(?:--.*)?$")
-
-
-def _without_sqlplus_commands(sql: str) -> str:
-    """``sql`` with each SQL*Plus line command that begins a statement blanked, with the lines its trailing `-`
-    continues it onto: it ends at its line without a semicolon and moves no data, so it must not swallow the
-    statement after it.  A statement begins after a line that ends with `;`, a `/` line or another command
-    (`SET` on the line after `UPDATE t` continues the UPDATE).  Lines are kept.
-
-    >>> _without_sqlplus_commands("PROMPT load -\\n  a\\nDEFINE d = &1\\nUPDATE t\\nSET a = 1;\\nset echo off")
-    '\\n\\n\\nUPDATE t\\nSET a = 1;\\n'
-    >>> _without_sqlplus_commands("REM ---\\nSELECT 1 FROM dual;")
-    '\\nSELECT 1 FROM dual;'
-    """
-    if _SQLPLUS_COMMAND.search(sql) is None:
-        return sql  # (no line begins with a command word: no pass over the lines)
-    lines, starts, continued = sql.split("\n"), True, False
-    for number, line in enumerate(lines):
-        command = _SQLPLUS_COMMAND.match(line) if starts and not continued else None
-        if continued or command:
-            remark = command is not None and command.group(1) is not None
-            continued, lines[number] = not remark and line.rstrip().endswith("-"), ""
-            starts = True
-        elif not _COMMENT_LINE.match(line):
-            code = line.split("--", 1)[0].rstrip()
-            starts = code.endswith(";") or code.strip() == "/"
-    return "\n".join(lines)
-
-
-def _without_client_commands(sql: str, commands: tuple[str, ...]) -> str:
-    """``sql`` with each client command that starts a statement on a line blanked up to its semicolon (the Hive
-    CLI's ``dfs -rmr ../x;``, ``source q.sql;``): the client runs it, the server never sees it, and its paths
-    are no SQL to tokenize (``dfs -ls /in/*`` opens no comment).  Line numbers are kept.
-
-    >>> _without_client_commands("dfs -rm x;\\nSELECT a,\\n source\\nFROM t;\\nsource q; SELECT 1;", ("dfs", "source"))
-    '\\nSELECT a,\\n source\\nFROM t;\\n SELECT 1;'
-    """
-    if not commands:
-        return sql
-    words = (re.escape(c) + (r"(?=[ \t;]|$)" if c[-1].isalnum() else "") for c in commands)  # `!ls` needs no space
-    head = re.compile(r"[ \t]*(?:" + "|".join(words) + ")", re.IGNORECASE)
-    lines, at_start = sql.split("\n"), True  # at_start: no statement is open before this line
-    for number, line in enumerate(lines):
-        if at_start and head.match(line):
-            line = lines[number] = line.partition(";")[2]  # what follows its semicolon is SQL again
-        if code := line.split("--")[0].strip():
-            at_start = code.endswith(";")
-    return "\n".join(lines)
-
-
 # A tokenizer reads a command that begins a statement with all up to the next semicolon as one string.  Some
 # dialects count block words among their commands (BigQuery BEGIN, EXCEPTION and its loops, T-SQL END): the string then
 # holds the statements of the block (`END ELSE BEGIN INSERT ...`).
 _SWALLOWING = frozenset({"BEGIN", "EXCEPTION", "END", "LOOP", "WHILE", "REPEAT"})
-
-
-def _without_column_phrases(tokens: list[Token], engine: Dialect) -> list[Token]:
-    """Teradata's column phrases sqlglot does not read, in a select list: ``DOB (TITLE 'Birthdate')`` is
-    ``DOB`` (a heading for display), ``a (NAMED b)`` is ``a AS b``.  The other tokens keep their positions;
-    other dialects have no such phrases.
-
-    >>> engine = Dialect.get_or_raise("teradata")
-    >>> tokens = engine.tokenize("SELECT n (TITLE 'Name'), d (NAMED b, TITLE 'x'), f(y) FROM t")
-    >>> " ".join(t.text for t in _without_column_phrases(tokens, engine))
-    'SELECT n , d AS b , f ( y ) FROM t'
-    """
-    if not isinstance(engine, Teradata):
-        return tokens
-    kept: list[Token] = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        phrase = _column_phrase(tokens, index) if kept and token.token_type is TokenType.L_PAREN else None
-        if phrase is None:
-            kept.append(token)
-            index += 1
-            continue
-        replacement, index = phrase
-        kept.extend(replacement)
-    return kept
-
-
-def _column_phrase(tokens: list[Token], opening: int) -> tuple[list[Token], int] | None:
-    """The tokens that stand for the ``(TITLE 'x', NAMED y)`` phrase at ``opening`` (``AS y``, or none), and
-    the index past it; None when the parenthesis holds anything else."""
-    replacement: list[Token] = []
-    index = opening + 1
-    while index + 1 < len(tokens):
-        word, value = tokens[index], tokens[index + 1]
-        keyword = word.text.upper() if word.token_type is TokenType.VAR else ""
-        if keyword == "TITLE" and value.token_type is TokenType.STRING:
-            pass  # a display heading: no name, no lineage
-        elif keyword == "NAMED" and value.token_type in (TokenType.VAR, TokenType.IDENTIFIER):
-            alias = Token(TokenType.ALIAS, "AS", word.line, word.col, word.start, word.end)
-            replacement = [alias, value]
-        else:
-            return None
-        index += 2
-        if index < len(tokens) and tokens[index].token_type is TokenType.R_PAREN:
-            return replacement, index + 1
-        if index >= len(tokens) or tokens[index].token_type is not TokenType.COMMA:
-            return None
-        index += 1
-    return None
 
 
 def _unswallowed(tokens: list[Token], sql: str, engine: Dialect, commands_end_lines: bool = False) -> list[Token]:
@@ -641,211 +491,6 @@ def _go_as_semicolons(tokens: list[Token]) -> list[Token]:
     return marked
 
 
-# T-SQL's compound assignment operators (`+=` ... `^=`), each read as its operator then `=`; looked for in the
-# text first, so a script without one costs no pass over its tokens
-_COMPOUND_ASSIGNMENT = re.compile(r"[-+*/%&|^]=")
-_COMPOUND_OPERATORS = frozenset(
-    {TokenType.PLUS, TokenType.DASH, TokenType.STAR, TokenType.SLASH, TokenType.MOD, TokenType.AMP, TokenType.PIPE,
-     TokenType.CARET}
-)  # fmt: skip
-# What an assigned name is made of: `@v`, `t.x`, `[dbo].[t].[x]`; and what comes before it in a list of
-# assignments (`SET a += 1, b -= 2`, `SELECT @total += amount FROM t`)
-_NAME_PARTS = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.PARAMETER, TokenType.DOT})
-_ASSIGNMENT_LISTS = frozenset({TokenType.SET, TokenType.SELECT, TokenType.COMMA})
-
-
-def _compound_assignments(tokens: list[Token]) -> list[Token]:
-    """``tokens`` with each compound assignment of a SET or SELECT list (`SET @n += 1`, `UPDATE t SET t.x *= 2`) as
-    the plain one sqlglot reads, `name = name op value`.  The name's copy and the operator take the places of
-    the operator and the `=`, so every other token keeps its line and column.  (The value is not put in
-    parentheses: `a *= b + c` reads as `a = a * b + c`, which has the same columns, so the same lineage.)
-
-    >>> tokens = Dialect.get_or_raise("tsql").tokenize("UPDATE t SET t.x += 1, @n *= 2 WHERE a *= b")
-    >>> " ".join(t.text for t in _compound_assignments(tokens))
-    'UPDATE t SET t . x = t . x + 1 , @ n = @ n * 2 WHERE a * = b'
-    """
-    result: list[Token] = []
-    index = 0
-    while index < len(tokens):
-        token, after = tokens[index], tokens[index + 1] if index + 1 < len(tokens) else None
-        compound = token.token_type in _COMPOUND_OPERATORS and after is not None and after.token_type is TokenType.EQ
-        name = _assigned_name(result) if compound and after.start == token.end + 1 else []
-        if not name:
-            result.append(token)
-            index += 1
-            continue
-        at, then = _positioned(token), _positioned(after)
-        result += [at(TokenType.EQ, "="), *(at(part.token_type, part.text) for part in name)]
-        result.append(then(token.token_type, token.text))
-        index += 2
-    return result
-
-
-def _script_clauses(tokens: list[Token]) -> list[Token]:
-    """``tokens`` with Hive's script clauses in the one form sqlglot reads: ``MAP a, b USING 's'`` and ``REDUCE
-    a, b USING 's'`` (other spellings of ``SELECT TRANSFORM``) as ``SELECT TRANSFORM (a, b) USING 's'``, and
-    an output list without parentheses, ``USING 's' AS k, v``, in them (sqlglot reads ``v`` as a column of the
-    FROM).  The added tokens take the places of the words they stand for or stand next to.
-
-    >>> tokens = Dialect.get_or_raise("hive").tokenize("MAP a, b ROW FORMAT DELIMITED USING 'm' AS k, v INT FROM t")
-    >>> " ".join(t.text for t in _script_clauses(tokens))
-    'SELECT TRANSFORM ( a , b ) ROW FORMAT DELIMITED USING m AS ( k , v INT ) FROM t'
-    """
-    result: list[Token] = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        if _starts_script_clause(tokens, index):
-            at = _positioned(token)
-            result += [at(TokenType.SELECT, "SELECT"), at(TokenType.VAR, "TRANSFORM"), at(TokenType.L_PAREN, "(")]
-            end = _top_level_index(tokens, index + 1, _SCRIPT_INPUT_ENDS)
-            result += [*tokens[index + 1 : end], _positioned(tokens[end])(TokenType.R_PAREN, ")")]
-            index = end
-            continue
-        result.append(token)
-        index += 1
-        if _opens_bare_output_list(tokens, index):
-            result += [tokens[index], _positioned(tokens[index + 1])(TokenType.L_PAREN, "(")]
-            end = _top_level_index(tokens, index + 1, _SCRIPT_OUTPUT_ENDS)
-            closing = tokens[end] if end < len(tokens) else tokens[-1]
-            result += [*tokens[index + 1 : end], _positioned(closing)(TokenType.R_PAREN, ")")]
-            index = end
-    return result
-
-
-def _starts_script_clause(tokens: list[Token], index: int) -> bool:
-    """Whether ``tokens[index]`` is a MAP or REDUCE that opens a script clause (not ``map(k, v)``, ``MAP<K, V>``,
-    a column named map): one with its input list up to a USING of the same statement."""
-    if tokens[index].text.upper() not in ("MAP", "REDUCE") or index + 1 >= len(tokens):
-        return False
-    if tokens[index + 1].token_type in (TokenType.L_PAREN, TokenType.LT, TokenType.COMMA, TokenType.DOT):
-        return False
-    end = _top_level_index(tokens, index + 1, _SCRIPT_INPUT_ENDS)
-    return end < len(tokens) and tokens[end].text.upper() in ("USING", "ROW")
-
-
-def _opens_bare_output_list(tokens: list[Token], index: int) -> bool:
-    """Whether ``tokens[index]`` is the AS of ``USING 'script' AS k, v`` with no parenthesis after it."""
-    window = tokens[index - 2 : index + 2] if index >= 2 else []
-    return (
-        len(window) == 4
-        and window[0].token_type is TokenType.USING
-        and window[1].token_type is TokenType.STRING
-        and window[2].token_type is TokenType.ALIAS
-        and window[3].token_type is not TokenType.L_PAREN
-    )
-
-
-def _top_level_index(tokens: list[Token], start: int, ends: frozenset[str]) -> int:
-    """The index of the first token from ``start`` on, outside parentheses opened there, that is one of ``ends``
-    (by its first word, upper-cased: ``CLUSTER BY`` is one token), a semicolon or a parenthesis closing one opened
-    before; ``len(tokens)`` if none."""
-    depth = 0
-    for index in range(start, len(tokens)):
-        kind, words = tokens[index].token_type, tokens[index].text.upper().split()
-        if depth == 0 and (kind in (TokenType.SEMICOLON, TokenType.R_PAREN) or (words and words[0] in ends)):
-            return index
-        depth += (kind is TokenType.L_PAREN) - (kind is TokenType.R_PAREN)
-    return len(tokens)
-
-
-# Where a script clause's input list ends (at its ROW FORMAT, or its USING), and where its output list does
-_SCRIPT_INPUT_ENDS = frozenset({"USING", "ROW", "FROM", "SELECT", "INSERT", "WHERE"})
-_SCRIPT_OUTPUT_ENDS = frozenset(
-    {"ROW", "RECORDREADER", "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "CLUSTER", "DISTRIBUTE", "SORT", "LIMIT",
-     "UNION", "INSERT", "LATERAL", "JOIN", "WINDOW"}
-)  # fmt: skip
-
-
-def _interval_literals(tokens: list[Token]) -> list[Token]:
-    """``tokens`` with the INTERVAL keyword Hive lets a constant interval go without (`ts - '1 2:3:4' DAY TO
-    SECOND`, `2 MINUTE`) put before its literal, where sqlglot needs it.
-
-    >>> tokens = Dialect.get_or_raise("hive").tokenize("SELECT ts - '1 2:3' day to minute, INTERVAL 2 HOUR, 3 x")
-    >>> " ".join(t.text for t in _interval_literals(tokens))
-    'SELECT ts - INTERVAL 1 2:3 day to minute , INTERVAL 2 HOUR , 3 x'
-    """
-    result: list[Token] = []
-    for index, token in enumerate(tokens):
-        unit = tokens[index + 1].text.upper() if index + 1 < len(tokens) else ""
-        keyword = result[-1].token_type is TokenType.INTERVAL if result else False
-        if token.token_type in (TokenType.STRING, TokenType.NUMBER) and unit in _INTERVAL_UNITS and not keyword:
-            result.append(_positioned(token)(TokenType.INTERVAL, "INTERVAL"))
-        result.append(token)
-    return result
-
-
-_INTERVAL_UNITS = frozenset(
-    unit + plural for unit in ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND") for plural in ("", "S")
-)
-
-
-def _table_functions_as_sources(tokens: list[Token]) -> list[Token]:
-    """``tokens`` with each of Hive's partitioned table functions, ``noop(ON t PARTITION BY k ORDER BY d)``,
-    ``matchpath(ON (SELECT ...) DISTRIBUTE BY k SORT BY d arg1('A.B*'))``, as the relation it is ON, which
-    sqlglot reads: the function gets its rows from it (noop hands them on as they are), its partitioning only
-    deals them out.
-
-    >>> tokens = Dialect.get_or_raise("hive").tokenize("FROM noop(ON noop(ON t PARTITION BY k) ORDER BY d) x")
-    >>> " ".join(t.text for t in _table_functions_as_sources(tokens))
-    'FROM t x'
-    >>> tokens = Dialect.get_or_raise("hive").tokenize("FROM noop(ON t; SELECT 1")
-    >>> " ".join(t.text for t in _table_functions_as_sources(tokens))
-    'FROM noop ( ON t ; SELECT 1'
-    """
-    result: list[Token] = []
-    index = 0
-    while index < len(tokens):
-        opens = _opens_table_function(tokens, index)
-        close = _top_level_index(tokens, index + 2, frozenset()) if opens else index  # its closing parenthesis
-        if not opens or close == len(tokens) or tokens[close].token_type is not TokenType.R_PAREN:
-            result.append(tokens[index])  # (an unclosed one is left to the parser to report)
-            index += 1
-            continue
-        relation = index + 3
-        end = relation
-        while end < close and (end == relation or not _ends_table_function_source(tokens, end)):
-            group = tokens[end].token_type is TokenType.L_PAREN  # a subquery, or a nested function's arguments
-            end = _top_level_index(tokens, end + 1, frozenset()) + 1 if group else end + 1
-        result += _table_functions_as_sources(tokens[relation:end])
-        index = close + 1
-    return result
-
-
-def _opens_table_function(tokens: list[Token], index: int) -> bool:
-    """Whether ``tokens[index]`` is the name of ``name(ON ...``, a partitioned table function."""
-    kinds = [token.token_type for token in tokens[index : index + 3]]
-    return len(kinds) == 3 and kinds[0] in _NAME_PARTS and kinds[1:] == [TokenType.L_PAREN, TokenType.ON]
-
-
-def _ends_table_function_source(tokens: list[Token], index: int) -> bool:
-    """Whether the source of a table function ends before ``tokens[index]``: at its partitioning
-    (``PARTITION BY`` ...) or its first argument (``arg1('A.B*')``)."""
-    words = tokens[index].text.upper().split()
-    followed_by_parenthesis = index + 1 < len(tokens) and tokens[index + 1].token_type is TokenType.L_PAREN
-    return bool(words) and words[0] in _PARTITIONING or followed_by_parenthesis
-
-
-_PARTITIONING = frozenset({"PARTITION", "DISTRIBUTE", "CLUSTER", "ORDER", "SORT"})
-
-
-def _assigned_name(before: list[Token]) -> list[Token]:
-    """The name ``before`` ends with, if it is the target of an assignment list's item (after SET, SELECT or a
-    comma)."""
-    start = len(before)
-    while start and before[start - 1].token_type in _NAME_PARTS:
-        start -= 1
-    opening = before[start - 1] if start else None
-    if start == len(before) or opening is None or opening.token_type not in _ASSIGNMENT_LISTS:
-        return []
-    return before[start:]
-
-
-def _positioned(place: Token) -> Callable[[TokenType, str], Token]:
-    """A maker of tokens at ``place``'s position in the script."""
-    return lambda kind, text: Token(kind, text, place.line, place.col, place.start, place.end)
-
-
 def _control_flow_pieces(chunk: list[Token]) -> Iterator[list[Token]]:
     """``chunk`` cut before every line that begins with one of ``_LINE_STARTS``, each piece from the
     statement it holds (``_opened_block``), pieces that hold none left out."""
@@ -972,7 +617,7 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         return statement
     parser = engine.parser(error_level=ErrorLevel.RAISE)
     try:
-        expressions = [e for e in parser.parse(_without_partition_guard(chunk), sql) if e is not None]
+        expressions = [e for e in parser.parse(without_partition_guard(chunk), sql) if e is not None]
     except ParseError as error:
         if chunk[0].text.upper() == "DECLARE":  # MySQL's `DECLARE a, b INT`, which sqlglot does not read
             return _declared(chunk[0].line, chunk[1:])
@@ -988,31 +633,6 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
     if declaration and (cursor or _next_line_statement(chunk) is None):  # (else T-SQL left out a `;`)
         return _declared(chunk[0].line, chunk[1:])  # plpgsql's DECLARE section, kept as a Command
     return statement
-
-
-def _without_partition_guard(chunk: list[Token]) -> list[Token]:
-    """``chunk`` without Hive's ``IF NOT EXISTS`` between an INSERT and its query (``INSERT OVERWRITE TABLE t
-    PARTITION (ds='1') IF NOT EXISTS SELECT ...``), which sqlglot does not read: it guards whether the rows are
-    written, not where from or to.
-
-    >>> tokens = Dialect.get_or_raise("hive").tokenize("INSERT OVERWRITE TABLE t PARTITION (d) IF NOT EXISTS SELECT 1")
-    >>> " ".join(t.text for t in _without_partition_guard(tokens))
-    'INSERT OVERWRITE TABLE t PARTITION ( d ) SELECT 1'
-    """
-    kept: list[Token] = []
-    in_target, index = False, 0  # in_target: after INSERT, before its query
-    while index < len(chunk):
-        word = chunk[index].text.upper()
-        in_target = word == "INSERT" or (in_target and word not in _QUERY_STARTS)
-        if in_target and [t.text.upper() for t in chunk[index : index + 3]] == ["IF", "NOT", "EXISTS"]:
-            index += 3
-            continue
-        kept.append(chunk[index])
-        index += 1
-    return kept
-
-
-_QUERY_STARTS = frozenset({"SELECT", "VALUES", "FROM", "WITH", "MAP", "REDUCE"})
 
 
 def _declared(line: int, declaration: list[Token]) -> ParsedStatement:
@@ -1150,7 +770,7 @@ def _parse_pieces_separately(sql: str, engine: Dialect, limits: Limits) -> Itera
             message, line, col = token_error(padded, tokenizer.tokens)
             yield ParsedStatement(line=first_line, error=message, error_line=line, error_col=col)
             continue
-        for chunk in _split_tokens(_without_column_phrases(_slash_lines_as_semicolons(tokens, padded, engine), engine)):
+        for chunk in _split_tokens(without_column_phrases(_slash_lines_as_semicolons(tokens, padded, engine), engine)):
             if piece := _opened_block(chunk, _OPENED_STARTS):
                 yield _parse_chunk(piece, padded, engine, limits)
 
