@@ -35,11 +35,11 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
 
 
-def imports_of(path: Path, typing_only: bool = True) -> list[tuple[int, str]]:
+def imports_of(path: Path, include_typing: bool = True) -> list[tuple[int, str]]:
     """(line, module) for every import in the file, function-level ones included, and those under
-    ``if TYPE_CHECKING:`` unless ``typing_only`` is false."""
+    ``if TYPE_CHECKING:`` unless ``include_typing`` is false."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = set() if typing_only else {id(node) for block in _typing_blocks(tree) for node in ast.walk(block)}
+    skipped = set() if include_typing else {id(node) for block in _typing_blocks(tree) for node in ast.walk(block)}
     found = []
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -74,7 +74,7 @@ def runtime_dependencies() -> dict[str, set[str]]:
     """Each module's modules of ours that it imports when it runs (type-only imports make no cycle)."""
     graph: dict[str, set[str]] = {}
     for module, path in MODULES.items():
-        wanted = {ours(name) for _, name in imports_of(path, typing_only=False) if name != "lineage_cli.__version__"}
+        wanted = {ours(name) for _, name in imports_of(path, include_typing=False) if name != "lineage_cli.__version__"}
         graph[module] = wanted - {None, module}  # type: ignore[operator]
     return graph
 
