@@ -648,6 +648,20 @@ select * from totals
     assert not [edge for edge in edges if edge.endswith(" public.a.date_day")]
 
 
+def test_a_ref_in_a_sql_or_jinja_comment_is_no_dependency(tmp_path) -> None:
+    model = """\
+-- use this instead of source('raw', 'customers'); it calls cols() no more
+{# was: select * from {{ ref('b') }} #}
+select {{ cols() }} from {{ source('raw', 'orders') }}
+"""
+    macros = "{% macro cols() %}id{% endmacro %}\n{% macro old() %}{{ ref('b') }}{% endmacro %}\n"
+    files = {"models/sources.yml": RAW_SOURCES, "models/a.sql": model, "models/b.sql": "select 1 as id\n"}
+    project = _project(tmp_path, {**files, "macros/m.sql": macros})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and stderr == [], stderr  # no `declared source raw.customers is not read by its SQL`
+    assert statements == ["models/a.sql:1 - public.a <- raw.orders", "models/b.sql:1 - public.b <- "]
+
+
 def test_dbt_cross_database_macros_keep_their_arguments_lineage(tmp_path) -> None:
     model = """\
 select
