@@ -24,6 +24,8 @@ _ENDS = frozenset({"LOOP", "FOR", "WHILE"})  # END LOOP, END FOR, END WHILE
 _QUERIES = frozenset({"SELECT", "WITH"})
 _CURSOR_OPTIONS = frozenset({"NO", "SCROLL"})  # PL/pgSQL's `c NO SCROLL CURSOR FOR ...`
 _NAMES = (TokenType.VAR, TokenType.IDENTIFIER)
+# What a block's first statement may follow in a piece: `BEGIN LOOP`, `THEN LOOP`, `<<l>> LOOP`, MySQL's `l: LOOP`
+_BEFORE_STATEMENTS = frozenset({"BEGIN", "THEN", "ELSE", "LOOP", "DO", "EXCEPTION", ">", ":"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class OpenLoops:
         >>> [t.text for t in loops.see(tokens)], [loop.record for loop in loops.loops]
         (['r'], ['r'])
         >>> _ = loops.see(loops.engine.tokenize("END LOOP")); loops.loops
+        []
+        >>> _ = loops.see(loops.engine.tokenize("SELECT loop FROM t")); loops.loops
         []
         """
         if len(piece) == 2 and piece[0].token_type is TokenType.COMMAND and piece[1].token_type is TokenType.STRING:
@@ -114,7 +118,7 @@ class OpenLoops:
                 header = index
             elif word == "WHILE" and not after_end:
                 conditional = True
-            elif word in _BODIES and not after_end and (word == "LOOP" or header is not None or conditional):
+            elif word in _BODIES and not after_end and (header is not None or conditional or _opens_bare(words, index)):
                 if header is None:
                     self.loops.append(_Loop())
                 else:
@@ -142,6 +146,12 @@ class OpenLoops:
             return None  # a loop over what cannot be read: its record stays a variable
         query = parsed[0] if len(parsed) == 1 else None
         return query if isinstance(query, exp.Query) else None
+
+
+def _opens_bare(words: list[str], index: int) -> bool:
+    """Whether the word at ``index`` is a bare ``LOOP`` that opens a block where a statement may begin (first,
+    after ``BEGIN``, ``THEN``, ``ELSE``, another loop's opening or a label), not a name (``SELECT loop FROM t``)."""
+    return words[index] == "LOOP" and (index == 0 or words[index - 1] in _BEFORE_STATEMENTS)
 
 
 def _outside_parentheses(tokens: list[Token]) -> list[tuple[int, Token]]:
