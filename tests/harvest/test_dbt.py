@@ -648,6 +648,47 @@ select * from totals
     assert not [edge for edge in edges if edge.endswith(" public.a.date_day")]
 
 
+def test_a_ref_in_a_sql_or_jinja_comment_is_no_dependency(tmp_path) -> None:
+    model = """\
+-- use this instead of source('raw', 'customers'); it calls cols() no more
+{# was: select * from {{ ref('b') }} #}
+select {{ cols() }} from {{ source('raw', 'orders') }}
+"""
+    macros = "{% macro cols() %}id{% endmacro %}\n{% macro old() %}{{ ref('b') }}{% endmacro %}\n"
+    files = {"models/sources.yml": RAW_SOURCES, "models/a.sql": model, "models/b.sql": "select 1 as id\n"}
+    project = _project(tmp_path, {**files, "macros/m.sql": macros})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and stderr == [], stderr  # no `declared source raw.customers is not read by its SQL`
+    assert statements == ["models/a.sql:1 - public.a <- raw.orders", "models/b.sql:1 - public.b <- "]
+
+
+def test_dbt_cross_database_macros_keep_their_arguments_lineage(tmp_path) -> None:
+    model = """\
+select
+    {{ dbt_utils.safe_add(['o.net', 'o.tax']) }} as total,
+    {{ datediff("o.created_at", "o.closed_at", "day") }} as age,
+    {{ dbt.dateadd(datepart='day', interval=7, from_date_or_timestamp='o.created_at') }} as due,
+    {{ dbt.safe_cast('o.code', dbt.type_int()) }} as code,
+    {{ dbt.concat(['o.code', "'-'", 'o.id']) }} as label,
+    {{ dbt_utils.string_literal(source('raw', 'orders')) }} as source_relation
+from {{ source('raw', 'orders') }} o
+"""
+    project = _project(tmp_path, {"models/sources.yml": RAW_SOURCES, "models/a.sql": model})
+    code, stderr, statements = _harvest_files(project)
+    assert code == 0 and stderr == [], stderr  # no unknown macro
+    assert statements == ["models/a.sql:1 - public.a <- raw.orders"]
+    assert {edge for edge in _column_edges(project) if edge.startswith("raw.")} == {
+        "raw.orders.net -> public.a.total",
+        "raw.orders.tax -> public.a.total",
+        "raw.orders.created_at -> public.a.age",
+        "raw.orders.closed_at -> public.a.age",
+        "raw.orders.created_at -> public.a.due",
+        "raw.orders.code -> public.a.code",
+        "raw.orders.code -> public.a.label",
+        "raw.orders.id -> public.a.label",
+    }
+
+
 def test_a_group_by_past_the_budget_is_a_warning(tmp_path) -> None:
     project = _project(tmp_path, {"models/a.sql": "select 1 as x\n{{ dbt_utils.group_by(10 ** 8) }}\n"})
     code, stderr, _ = _harvest_files(project)

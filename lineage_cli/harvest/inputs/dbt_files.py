@@ -8,7 +8,8 @@ target schema is in the user's profiles.yml, unless an alias or a schema is conf
 and materialization come from ``config(materialized=...)`` (or ``config({'materialized': ...})``), else from
 the ``+materialized`` / ``+alias`` / ``+schema`` of ``dbt_project.yml``'s folders (the deepest first), else
 from its project's: dbt's precedence.  An ephemeral model is read as a view (dbt would inline it);
-``depends_on`` is every ``ref`` and ``source`` the raw code calls, itself or through its macros.  The single values of
+``depends_on`` is every ``ref`` and ``source`` the raw code's Jinja calls, itself or through its macros (a SQL
+comment's text calls nothing).  The single values of
 ``dbt_project.yml``'s ``vars`` (and of its ``vars: {project: ...}``) are the values of ``var()``.
 
 A project from a pull request must not make the harvest read other files: every file read, and every
@@ -46,6 +47,10 @@ _CONFIG_VALUE = r"(?:\b{key}\s*=|['\"]{key}['\"]\s*:)\s*['\"]([^'\"]+)['\"]"
 # `{% macro name(args) %} body {% endmacro %}`, and a call in a template: `name(`, `package.name(`
 _MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\s*\(.*?%}(.*?){%-?\s*endmacro", re.DOTALL)
 _CALL = re.compile(r"\b(\w+(?:\.\w+)?)\s*\(")
+# The Jinja code of a template, where alone it calls anything: its `{{ }}` and `{% %}` tags (not its `{# #}`
+# comments, nor SQL text: `-- replaces source('a', 'b')` in a SQL comment is no call)
+_JINJA_COMMENT = re.compile(r"{#.*?#}", re.DOTALL)
+_JINJA_TAG = re.compile(r"{{.*?}}|{%.*?%}", re.DOTALL)
 _SNAPSHOT = re.compile(r"{%-?\s*snapshot\s+(\w+)\s*-?%}(.*?){%-?\s*endsnapshot\s*-?%}", re.DOTALL)
 _FOLDERS = {"model-paths": "models", "seed-paths": "seeds", "snapshot-paths": "snapshots", "macro-paths": "macros"}
 # What a model takes from dbt_project.yml's `models:` folders (`+schema: x`, or `schema: x`, when it is no folder).
@@ -389,8 +394,18 @@ def _model(project: Path, folder: Path, path: Path, code: str, models: Mapping[s
 
 
 def _config(code: str, key: str) -> str | None:
-    found = re.search(_CONFIG_VALUE.format(key=key), " ".join(re.findall(r"config\s*\((.*?)\)", code, re.DOTALL)))
+    calls = re.findall(r"config\s*\((.*?)\)", _jinja_code(code), re.DOTALL)
+    found = re.search(_CONFIG_VALUE.format(key=key), " ".join(calls))
     return found.group(1) if found else None
+
+
+def _jinja_code(template: str) -> str:
+    """The Jinja tags of ``template``, one a line: the code that calls macros, ``ref`` and ``source``.
+
+    >>> _jinja_code("-- was source('a', 'b')\\nselect * from {{ ref('c') }} {# ref('d') #}")
+    "{{ ref('c') }}"
+    """
+    return "\n".join(_JINJA_TAG.findall(_JINJA_COMMENT.sub("", template)))
 
 
 def _project_config(level: Mapping[str, Any], folders: tuple[str, ...], key: str) -> str | None:
@@ -440,7 +455,7 @@ def _called_macros(code: str, bodies: Mapping[str, tuple[str, str]]) -> str:
     pending, found = [("", code)], []
     while pending:  # grows as it goes: macros call macros
         package, text = pending.pop()
-        for called in _CALL.findall(text):
+        for called in _CALL.findall(_jinja_code(text)):
             key = next((key for key in (called, f"{package}.{called}") if key in bodies), None)
             if key is not None and key not in seen:
                 seen.add(key)
@@ -459,7 +474,7 @@ def _with_dependencies(
         code = node.get("raw_code") or ""
         if bodies:
             code += "\n" + _called_macros(code, bodies)
-        refs, sources = _REF.findall(code), _SOURCE.findall(code)
+        refs, sources = _REF.findall(_jinja_code(code)), _SOURCE.findall(_jinja_code(code))
         node["refs"] = [{"name": name} for name in refs]
         node["sources"] = [list(pair) for pair in sources]
         parents = [by_name[name] for name in refs if name in by_name]

@@ -71,10 +71,11 @@ def without_delimiter_commands(sql: str) -> str:
 
 # SQL*Plus's line commands, which end at their line (or at the last of the lines a trailing `-` continues them
 # onto; a remark ends at its line), as a statement begins with them: `@x.sql`, `@@x.sql` or a command word,
-# perhaps abbreviated
+# perhaps abbreviated.  `EXEC[UTE] p(1)` runs a procedure call (as `BEGIN p(1); END;`, whose call is passed
+# over too); PL/SQL's own `EXECUTE IMMEDIATE '...'` is a statement, read where it stands.
 _SQLPLUS_COMMAND = re.compile(
     r"^[ \t]*(?:@|(REMARK|REM)(?![\w$#])|(?:DEFINE|DEF|UNDEFINE|PROMPT|PRO|SET|SPOOL|SPO|WHENEVER|CONNECT|CONN"
-    r"|EXIT|QUIT|COLUMN|COL|SHOW|SHO)(?![\w$#]))",
+    r"|EXIT|QUIT|COLUMN|COL|SHOW|SHO)(?![\w$#])|(?:EXECUTE|EXEC)(?![\w$#])(?!\s+IMMEDIATE(?![\w$#])))",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -92,6 +93,8 @@ def without_sqlplus_commands(sql: str) -> str:
     '\\n\\n\\nUPDATE t\\nSET a = 1;\\n'
     >>> without_sqlplus_commands("REM ---\\nSELECT 1 FROM dual;")
     '\\nSELECT 1 FROM dual;'
+    >>> without_sqlplus_commands("EXEC p(1)\\nBEGIN NULL;\\n  EXECUTE IMMEDIATE 'DELETE t';\\nEND;")
+    "\\nBEGIN NULL;\\n  EXECUTE IMMEDIATE 'DELETE t';\\nEND;"
     """
     if _SQLPLUS_COMMAND.search(sql) is None:
         return sql  # (no line begins with a command word: no pass over the lines)

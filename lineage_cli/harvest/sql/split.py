@@ -27,6 +27,7 @@ from sqlglot.dialects.tsql import TSQL
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
+from lineage_cli.harvest.sql.loops import OpenLoops
 from lineage_cli.harvest.sql.messages import internal_error, parse_error, token_error
 from lineage_cli.harvest.sql.rewrites import (
     COMPOUND_ASSIGNMENT,
@@ -111,6 +112,7 @@ def parse_script(
         tokens = table_functions_as_sources(interval_literals(tokens))
     tokens = without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
+    loops = OpenLoops(engine, sql)
     for chunk in _split_tokens(tokens):
         if not (chunk := _unprefixed(chunk)):
             continue
@@ -123,6 +125,7 @@ def parse_script(
             continue
         first = chunk[0].text.upper()
         if declaring and first not in _FLOW_OPENERS and first not in _OPENED_STARTS:
+            yield from (_declared(chunk[0].line, [name]) for name in loops.see(chunk))  # CURSOR c (p INT) IS ...
             yield _declared(chunk[0].line, chunk)  # one more `name TYPE [DEFAULT x];` of a declare section
             continue
         opens_declarations = _opens_declarations(chunk)
@@ -131,10 +134,12 @@ def parse_script(
             yield _declared(chunk[0].line, parameters)
         if opens_declarations and (declaration := _header_declaration(chunk)):
             yield _declared(chunk[0].line, declaration)  # PL/SQL's `PROCEDURE p IS v NUMBER;`: its first local
-        if first == "FOR" and len(chunk) > 2 and chunk[2].text.upper() == "IN":  # FOR rec IN (SELECT ...) DO
-            yield _declared(chunk[0].line, chunk[1:2])  # the loop's record is a variable
+        for variable in loops.see(chunk):  # FOR rec IN (SELECT ...) LOOP: its record, a cursor's parameters
+            yield _declared(chunk[0].line, [variable])
         if (piece := _opened_block(chunk, _OPENED_STARTS)) and (keep is None or keep(_words(piece))):
-            yield _parse_chunk(piece, sql, engine, limits)
+            statement = _parse_chunk(piece, sql, engine, limits)
+            statement.expression = loops.grafted(statement.expression)  # what `rec.id` in the loop reads
+            yield statement
 
 
 # A tokenizer reads a command that begins a statement with all up to the next semicolon as one string.  Some

@@ -157,9 +157,47 @@ _TYPE_MACROS = {
     "type_timestamp": "timestamp",
     "type_boolean": "boolean",
 }
+# dbt's cross-database macros (dbt.datediff(), or bare datediff(); dbt_utils' before dbt 1.2) as the SQL they stand
+# for, with their parameters in dbt's order: what they compute reads their arguments, so their lineage is kept.  A
+# date part is a word (`day`), put in quotes so that no dialect reads it as a column.
+_SQL_MACROS: dict[str, tuple[tuple[str, ...], str]] = {
+    "datediff": (("first_date", "second_date", "datepart"), "datediff('{datepart}', {first_date}, {second_date})"),
+    "dateadd": (
+        ("datepart", "interval", "from_date_or_timestamp"),
+        "dateadd('{datepart}', {interval}, {from_date_or_timestamp})",
+    ),
+    "date_trunc": (("datepart", "date"), "date_trunc('{datepart}', {date})"),
+    "last_day": (("date", "datepart"), "last_day({date})"),
+    "safe_cast": (("field", "type"), "cast({field} as {type})"),
+    "cast_bool_to_text": (("field",), "cast({field} as varchar)"),
+    "hash": (("field",), "md5(cast({field} as varchar))"),
+    "split_part": (
+        ("string_text", "delimiter_text", "part_number"),
+        "split_part({string_text}, {delimiter_text}, {part_number})",
+    ),
+    "replace": (("field", "old_chars", "new_chars"), "replace({field}, {old_chars}, {new_chars})"),
+    "right": (("string_text", "length_expression"), "right({string_text}, {length_expression})"),
+    "length": (("expression",), "length({expression})"),
+    "position": (("substring_text", "string_text"), "position({substring_text} in {string_text})"),
+    "any_value": (("expression",), "any_value({expression})"),
+    "bool_or": (("expression",), "bool_or({expression})"),
+    "safe_divide": (("numerator", "denominator"), "({numerator}) / nullif(({denominator}), 0)"),
+    "current_timestamp": ((), "current_timestamp"),
+}
+# ... and those over a list of expressions (dbt_utils' `safe_add(['a', 'b'])`; before dbt_utils 1.0 its arguments):
+# the list's parameter, how each expression is written, what joins them and the SQL around them
+_LIST_MACROS: dict[str, tuple[str, str, str, str]] = {
+    "concat": ("fields", "{}", ", ", "concat({})"),
+    "safe_add": ("field_list", "coalesce({}, 0)", " + ", "({})"),
+    "safe_subtract": ("field_list", "coalesce({}, 0)", " - ", "({})"),
+}
+_DATE_PARTS = frozenset({"datepart"})
 _MACRO_NAMESPACES = frozenset({"dbt", "dbt_utils"})
 _KEY_SEPARATOR = ", '-', "  # between the fields of dbt_utils' surrogate key
-_KNOWN_MACROS = frozenset({*_TYPE_MACROS, "surrogate_key", "generate_surrogate_key", "star", "group_by", "date_spine"})
+_KNOWN_MACROS = frozenset(
+    {*_TYPE_MACROS, *_SQL_MACROS, *_LIST_MACROS, "surrogate_key", "generate_surrogate_key", "star", "group_by"}
+    | {"date_spine", "string_literal"}
+)
 
 
 def _macro_name(path: str) -> str | None:
@@ -171,8 +209,10 @@ def _macro_name(path: str) -> str | None:
 def _known_macro(path: str, args: tuple[object, ...], kwargs: Mapping[str, object]) -> str | None:
     """The SQL of a dbt macro whose output is known from its arguments: the type macros, the surrogate key
     (dbt_utils' md5 of its fields, so the key keeps their lineage), ``star`` (every column of the relation,
-    ``except`` ignored), ``group_by(n)`` (``group by 1, ..., n``) and ``date_spine`` (a query of its one column,
-    ``date_<datepart>``, that reads no table); None for any other call.
+    ``except`` ignored), ``group_by(n)`` (``group by 1, ..., n``), ``date_spine`` (a query of its one column,
+    ``date_<datepart>``, that reads no table), ``string_literal`` (its text in quotes) and the cross-database
+    macros (``datediff``, ``safe_add`` ...: the SQL function or expression they stand for); None for any other
+    call (or one whose arguments say nothing of its SQL).
 
     >>> _known_macro("dbt_utils.generate_surrogate_key", (["order_id", "line_no"],), {})
     "md5(concat(coalesce(cast(order_id as varchar), ''), '-', coalesce(cast(line_no as varchar), '')))"
@@ -193,6 +233,58 @@ def _known_macro(path: str, args: tuple[object, ...], kwargs: Mapping[str, objec
         datepart = args[0] if args else kwargs.get("datepart")
         column = f"date_{datepart}" if isinstance(datepart, str) and datepart.isidentifier() else "date_day"
         return f"select cast(null as timestamp) as {column}"
+    if name == "string_literal":
+        value = args[0] if args else kwargs.get("value")
+        return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else None
+    if name in _SQL_MACROS:
+        return _cross_database_sql(*_SQL_MACROS[name], args, kwargs)
+    if name in _LIST_MACROS:
+        return _list_sql(*_LIST_MACROS[name], args, kwargs)
+    return None
+
+
+def _cross_database_sql(
+    parameters: tuple[str, ...], template: str, args: tuple[object, ...], kwargs: Mapping[str, object]
+) -> str | None:
+    """``template`` filled with the call's arguments, bound to ``parameters`` as Python binds them; None when one
+    is missing or is no SQL text (a placeholder, a list), or a date part is no word.
+
+    >>> _cross_database_sql(*_SQL_MACROS["datediff"], ("o.created_at", "o.closed_at"), {"datepart": "day"})
+    "datediff('day', o.created_at, o.closed_at)"
+    """
+    bound = dict(zip(parameters, args, strict=False)) | {k: v for k, v in kwargs.items() if k in parameters}
+    if len(args) > len(parameters) or set(bound) != set(parameters):
+        return None
+    texts = {name: _sql_text(value) for name, value in bound.items()}
+    if any(text is None for text in texts.values()):
+        return None
+    if any(not str(texts[name]).isidentifier() for name in _DATE_PARTS.intersection(texts)):
+        return None
+    return template.format(**texts)
+
+
+def _list_sql(
+    parameter: str, each: str, separator: str, around: str, args: tuple[object, ...], kwargs: Mapping[str, object]
+) -> str | None:
+    """The expressions of the call's list (or, as before dbt_utils 1.0, of its arguments), each written as ``each``,
+    joined by ``separator`` and put in ``around``; None for an empty list or one holding anything but SQL text.
+
+    >>> _list_sql(*_LIST_MACROS["safe_add"], (["a.n", "b.n"],), {})
+    '(coalesce(a.n, 0) + coalesce(b.n, 0))'
+    """
+    items = args[0] if len(args) == 1 and isinstance(args[0], list) else kwargs.get(parameter, list(args))
+    texts = [_sql_text(item) for item in items] if isinstance(items, list) else []
+    if not texts or None in texts:
+        return None
+    return around.format(separator.join(each.format(text) for text in texts))
+
+
+def _sql_text(value: object) -> str | None:
+    """A macro argument as the SQL it stands for: text or a number; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
     return None
 
 
