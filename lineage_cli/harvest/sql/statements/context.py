@@ -88,6 +88,8 @@ class Context:
             return self.profile.fold(identifier.this, identifier.quoted)
         if isinstance(identifier, exp.Placeholder):  # a bind variable (`:schema_name`): kept as written
             return placeholder_text(identifier)
+        if isinstance(identifier, str):  # the empty part of `db..t` (T-SQL, Snowflake): the default schema's place
+            return self.profile.fold(identifier)
         return self.profile.fold(identifier.name) if identifier is not None else ""
 
     def table_name(self, table: exp.Table) -> str:
