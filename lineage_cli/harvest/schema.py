@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lineage_cli.errors import InputError
 
@@ -195,12 +195,69 @@ class SchemaCatalog:
 
 def as_catalog(schema: SchemaCatalog | Mapping[str, Any] | str | os.PathLike[str] | None) -> SchemaCatalog:
     """What a caller gives as a schema, as a catalog: a catalog as it is, a YAML or JSON file read, a mapping
-    in any shape ``from_mapping`` reads (None: no tables)."""
+    in any shape ``from_mapping`` reads (None: no tables).
+
+    A mapping is prepared once while it stays as it was (``_prepared``) and each call gets a copy of the
+    prepared catalog, which learns the call's own CTAS outputs and nothing of other calls'.
+    """
     if isinstance(schema, SchemaCatalog):
         return schema
     if isinstance(schema, (str, os.PathLike)):
         return SchemaCatalog.from_file(schema)
-    return SchemaCatalog.from_mapping(schema)
+    return _prepared(schema or {}).copy()
+
+
+class _Prepared(NamedTuple):
+    mapping: Mapping[str, Any]  # held, so that its id is not reused while the entry lives
+    snapshot: object  # its containers as they were when the catalog was built, to tell a changed mapping
+    catalog: SchemaCatalog
+
+
+_PREPARED: dict[int, _Prepared] = {}  # id(mapping) -> its catalog, for the last few mappings given
+_PREPARED_LIMIT = 4
+
+
+def _prepared(mapping: Mapping[str, Any]) -> SchemaCatalog:
+    """The catalog of ``mapping``, built once per mapping object: ``parse_sql`` called per file with the same
+    schema would otherwise rebuild (and lower-case) every column of the warehouse on every call.
+
+    The entry is kept only while the mapping compares equal to a snapshot of it (a deep comparison runs in C,
+    a fraction of a rebuild), so a schema changed between calls is read again.  Mappings of other types than
+    dicts and lists are built every time: their equality is theirs to define.
+
+    >>> schema = {"s.t": ["a"]}
+    >>> _prepared(schema) is _prepared(schema)
+    True
+    >>> schema["s.t"].append("b")
+    >>> _prepared(schema).columns("s.t")
+    ['a', 'b']
+    """
+    entry = _PREPARED.get(id(mapping))
+    if entry is not None and entry.mapping is mapping and entry.snapshot == mapping:
+        return entry.catalog
+    catalog = SchemaCatalog.from_mapping(mapping)
+    snapshot = _snapshot(mapping)
+    if snapshot is not None:
+        if len(_PREPARED) >= _PREPARED_LIMIT:
+            del _PREPARED[next(iter(_PREPARED))]  # the oldest: dicts keep insertion order
+        _PREPARED[id(mapping)] = _Prepared(mapping, snapshot, catalog)
+    return catalog
+
+
+def _snapshot(value: object) -> object | None:
+    """A copy of a tree of dicts and lists (their leaves are immutable), or None when it holds anything else."""
+    kind = type(value)
+    if kind is dict:
+        copied = {}
+        for key, item in value.items():  # type: ignore[attr-defined]
+            inner = _snapshot(item)
+            if inner is None and item is not None:
+                return None
+            copied[key] = inner
+        return copied
+    if kind is list:
+        return list(value) if set(map(type, value)) <= _COLUMN_TYPES else None  # type: ignore[call-overload]
+    return value if kind in _COLUMN_TYPES or kind in (int, float, bool) else None
 
 
 def _json(text: str, path: str | os.PathLike[str]) -> object:
