@@ -228,6 +228,16 @@ def compound_assignments(tokens: list[Token]) -> list[Token]:
     return result
 
 
+# A pass over the tokens costs about what the parse of a small script does: each pass below runs only on a script
+# whose text may hold what it rewrites (each pattern finds all the pass could change, and more).
+_GAP = r"\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*"  # white space and comments between two tokens
+MAY_HOLD_SCRIPT_CLAUSE = re.compile(r"\b(?:MAP|REDUCE|TRANSFORM)\b", re.IGNORECASE)
+MAY_HOLD_TABLE_FUNCTION = re.compile(r"\(" + _GAP + r"ON\b", re.IGNORECASE | re.DOTALL)
+MAY_HOLD_INTERVAL = re.compile(
+    r"['\"\d]" + _GAP + r"(?:YEAR|MONTH|DAY|HOUR|MINUTE|SECOND)S?\b", re.IGNORECASE | re.DOTALL
+)
+
+
 def script_clauses(tokens: list[Token]) -> list[Token]:
     """``tokens`` with Hive's script clauses in the one form sqlglot reads: ``MAP a, b USING 's'`` and ``REDUCE
     a, b USING 's'`` (other spellings of ``SELECT TRANSFORM``) as ``SELECT TRANSFORM (a, b) USING 's'``, and
