@@ -1,6 +1,6 @@
 """The token rewrites before the parse run only where a script's text may need them (``harvest/sql/rewrites.py``).
 
-Each pass has a pattern that must find every script the pass would change: where the pattern finds nothing, the
+Each pass has a guard that must find every script the pass would change: where the guard finds nothing, the
 pass must hand the tokens back as they were, or the guard would lose what the pass is for.
 """
 
@@ -14,9 +14,9 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import TokenError
 
 from lineage_cli.harvest.sql.rewrites import (
-    MAY_HOLD_INTERVAL,
-    MAY_HOLD_SCRIPT_CLAUSE,
-    MAY_HOLD_TABLE_FUNCTION,
+    KEYWORDLESS_INTERVAL,
+    SCRIPT_CLAUSE,
+    TABLE_FUNCTION,
     interval_literals,
     script_clauses,
     table_functions_as_sources,
@@ -24,9 +24,9 @@ from lineage_cli.harvest.sql.rewrites import (
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sql"
 GUARDED = [
-    (MAY_HOLD_SCRIPT_CLAUSE, script_clauses),
-    (MAY_HOLD_INTERVAL, interval_literals),
-    (MAY_HOLD_TABLE_FUNCTION, table_functions_as_sources),
+    (SCRIPT_CLAUSE, script_clauses),
+    (KEYWORDLESS_INTERVAL, interval_literals),
+    (TABLE_FUNCTION, table_functions_as_sources),
 ]
 # Pieces of Hive SQL the passes look for, or look like it, with comments where a token boundary may hold one.
 FRAGMENTS = [
@@ -45,24 +45,24 @@ def _unchanged_where_unmatched(sql: str) -> None:
         tokens = Dialect.get_or_raise("hive").tokenize(sql)
     except TokenError:
         return  # (a fragment soup, or another dialect's fixture, Hive's tokenizer refuses: no script to guard)
-    for pattern, rewrite in GUARDED:
-        if not pattern.search(sql):
+    for guard, rewrite in GUARDED:
+        if not guard.may_hold(sql.lower()):
             assert _texts(rewrite(tokens)) == _texts(tokens), (rewrite.__name__, sql)
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12).map(" ".join))
-def test_a_pass_changes_nothing_where_its_pattern_finds_nothing(sql):
+def test_a_pass_changes_nothing_where_its_guard_finds_nothing(sql):
     _unchanged_where_unmatched(sql)
 
 
-def test_the_fixtures_a_pattern_skips_are_the_ones_its_pass_leaves_alone():
+def test_the_fixtures_a_guard_skips_are_the_ones_its_pass_leaves_alone():
     for path in sorted(FIXTURES.rglob("*.sql")):
         _unchanged_where_unmatched(path.read_text(encoding="utf-8"))
 
 
-def test_each_pattern_finds_its_construct_across_comments_and_case():
-    assert MAY_HOLD_SCRIPT_CLAUSE.search("select Transform(a) using 'x'")
-    assert MAY_HOLD_TABLE_FUNCTION.search("FROM noop( /* why */\n on t)")
-    assert MAY_HOLD_INTERVAL.search("ts - '1 2:3' -- hours\n Day TO minute")
-    assert not MAY_HOLD_INTERVAL.search("SELECT dayofweek(d), x.day FROM t")
+def test_each_guard_finds_its_construct_across_comments_and_case():
+    assert SCRIPT_CLAUSE.may_hold("select Transform(a) using 'x'".lower())
+    assert TABLE_FUNCTION.may_hold("FROM noop( /* why */\n on t)".lower())
+    assert KEYWORDLESS_INTERVAL.may_hold("ts - '1 2:3' -- hours\n Day TO minute".lower())
+    assert not KEYWORDLESS_INTERVAL.may_hold("SELECT dayofweek(d), x.day FROM t".lower())

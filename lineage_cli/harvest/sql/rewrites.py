@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.teradata import Teradata
@@ -229,13 +230,23 @@ def compound_assignments(tokens: list[Token]) -> list[Token]:
 
 
 # A pass over the tokens costs about what the parse of a small script does: each pass below runs only on a script
-# whose text may hold what it rewrites (each pattern finds all the pass could change, and more).
+# whose text may hold what it rewrites (each guard finds all the pass could change, and more).
+class TextGuard(NamedTuple):
+    """Whether a script's lower-cased text may hold a construct: a substring test first, which runs at memory
+    speed, and the pattern (a few times slower than the parse's tokenizer over a script) only where one is found."""
+
+    words: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+    def may_hold(self, lowered: str) -> bool:
+        return any(word in lowered for word in self.words) and self.pattern.search(lowered) is not None
+
+
 _GAP = r"\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*"  # white space and comments between two tokens
-MAY_HOLD_SCRIPT_CLAUSE = re.compile(r"\b(?:MAP|REDUCE|TRANSFORM)\b", re.IGNORECASE)
-MAY_HOLD_TABLE_FUNCTION = re.compile(r"\(" + _GAP + r"ON\b", re.IGNORECASE | re.DOTALL)
-MAY_HOLD_INTERVAL = re.compile(
-    r"['\"\d]" + _GAP + r"(?:YEAR|MONTH|DAY|HOUR|MINUTE|SECOND)S?\b", re.IGNORECASE | re.DOTALL
-)
+_UNITS = ("year", "month", "day", "hour", "minute", "second")
+SCRIPT_CLAUSE = TextGuard(("map", "reduce", "transform"), re.compile(r"\b(?:map|reduce|transform)\b"))
+TABLE_FUNCTION = TextGuard(("on",), re.compile(r"\(" + _GAP + r"on\b", re.DOTALL))
+KEYWORDLESS_INTERVAL = TextGuard(_UNITS, re.compile(r"['\"\d]" + _GAP + f"(?:{'|'.join(_UNITS)})s?\\b", re.DOTALL))
 
 
 def script_clauses(tokens: list[Token]) -> list[Token]:
@@ -417,6 +428,8 @@ def without_partition_guard(chunk: list[Token]) -> list[Token]:
     >>> " ".join(t.text for t in without_partition_guard(tokens))
     'INSERT OVERWRITE TABLE t PARTITION ( d ) SELECT 1'
     """
+    if TokenType.EXISTS not in {token.token_type for token in chunk}:
+        return chunk  # (nearly every statement: one attribute read per token, not the pass below)
     kept: list[Token] = []
     in_target, index = False, 0  # in_target: after INSERT, before its query
     while index < len(chunk):
