@@ -9,6 +9,7 @@ functions (``noop(ON t ...)``) and ``INSERT ... IF NOT EXISTS`` guards.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -120,8 +121,8 @@ def without_client_commands(sql: str, commands: tuple[str, ...]) -> str:
     >>> without_client_commands("dfs -rm x;\\nSELECT a,\\n source\\nFROM t;\\nsource q; SELECT 1;", ("dfs", "source"))
     '\\nSELECT a,\\n source\\nFROM t;\\n SELECT 1;'
     """
-    if not commands:
-        return sql
+    if not commands or not _client_line(commands).search("\n" + sql.lower()):
+        return sql  # (a script with no line that may begin with one: no pass over its lines)
     words = (re.escape(c) + (r"(?=[ \t;]|$)" if c[-1].isalnum() else "") for c in commands)  # `!ls` needs no space
     head = re.compile(r"[ \t]*(?:" + "|".join(words) + ")", re.IGNORECASE)
     lines, at_start = sql.split("\n"), True  # at_start: no statement is open before this line
@@ -131,6 +132,13 @@ def without_client_commands(sql: str, commands: tuple[str, ...]) -> str:
         if code := line.split("--")[0].strip():
             at_start = code.endswith(";")
     return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=8)
+def _client_line(commands: tuple[str, ...]) -> re.Pattern[str]:
+    """A line of lower-cased text that may begin with one of ``commands``: a literal newline first, so the search
+    runs at memory speed."""
+    return re.compile(r"\n[ \t]*(?:" + "|".join(re.escape(command.lower()) for command in commands) + ")")
 
 
 def without_column_phrases(tokens: list[Token], engine: Dialect) -> list[Token]:
