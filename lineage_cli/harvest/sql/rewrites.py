@@ -252,7 +252,11 @@ class TextGuard(NamedTuple):
 
 _GAP = r"\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*"  # white space and comments between two tokens
 _UNITS = ("year", "month", "day", "hour", "minute", "second")
-SCRIPT_CLAUSE = TextGuard(("map", "reduce", "transform"), re.compile(r"\b(?:map|reduce|transform)\b"))
+# (a bare output list, USING 'script' AS k, v, is changed wherever it stands)
+SCRIPT_CLAUSE = TextGuard(
+    ("map", "reduce", "transform", "using"),
+    re.compile(r"\b(?:map|reduce|transform)\b|\busing" + _GAP + "['\"]", re.DOTALL),
+)
 TABLE_FUNCTION = TextGuard(("on",), re.compile(r"\(" + _GAP + r"on\b", re.DOTALL))
 KEYWORDLESS_INTERVAL = TextGuard(_UNITS, re.compile(r"['\"\d]" + _GAP + f"(?:{'|'.join(_UNITS)})s?\\b", re.DOTALL))
 
