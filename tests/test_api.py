@@ -134,3 +134,16 @@ def test_harvest_takes_what_lineage_harvest_takes(tmp_path: Path) -> None:
     with pytest.raises(lineage_cli.LineageError, match="missing: no such file or directory") as missing:
         lineage_cli.harvest([tmp_path / "missing"])
     assert missing.value.exit_code == 2
+
+
+def test_parse_sql_reads_a_schema_mapping_once_and_each_call_learns_alone() -> None:
+    # the catalog of a mapping is prepared once (``schema._prepared``), and copied per call: what one call's
+    # CTAS teaches stays in that call, and a mapping given tables between calls is read again
+    schema = {"s": {"t": {"a": "INT"}}}
+    created = lineage_cli.parse_sql("CREATE TABLE s.new AS SELECT a FROM s.t", dialect="hive", schema=schema)
+    assert [c["target"] for c in created["statements"][0]["columns"]] == ["s.new.a"]
+    star = lineage_cli.parse_sql("INSERT INTO s.x SELECT * FROM s.new", dialect="hive", schema=schema)
+    assert [c["source"] for c in star["statements"][0]["columns"]] == ["s.new.*"]  # columns unknown here
+    schema["s"]["u"] = {"b": "INT", "c": "INT"}  # a table added between calls
+    added = lineage_cli.parse_sql("INSERT INTO s.y SELECT * FROM s.u", dialect="hive", schema=schema)
+    assert [c["target"] for c in added["statements"][0]["columns"]] == ["s.y.b", "s.y.c"]

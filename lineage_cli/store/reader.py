@@ -60,6 +60,8 @@ class Store:
         # views made once per section: a session of walks asks for the same arrays again and again
         self._views: dict[str, memoryview] = {}
         self._numpy: dict[str, np.ndarray] = {}
+        self._names_asked = 0  # names read through ``names_of`` so far: when to decode the string table whole
+        self._names_text: str | None = None  # the whole string table, decoded, once a session has read enough of it
         missing = [name for name in _REQUIRED if name not in self.header.sections]
         if missing:
             raise StoreError(f"{self._path}: damaged store: missing sections {', '.join(missing)}")
@@ -152,13 +154,32 @@ class Store:
         A numpy array of ids gets its offsets gathered by numpy; anything else is read entry by entry.
         """
         at, mapped = self._names_at, self._map
-        if hasattr(nodes, "take"):  # a numpy array (numpy is loaded then)
-            offsets = self.numpy_array("name_offsets")
-            starts, ends = (offsets.take(nodes) + at).tolist(), (offsets[1:].take(nodes) + at).tolist()
-        else:
+        if not hasattr(nodes, "take"):  # not a numpy array
             offsets = self._name_offsets
             return [mapped[at + offsets[n] : at + offsets[n + 1]].decode() for n in nodes]  # (UTF-8)
-        return [mapped[start:end].decode() for start, end in zip(starts, ends, strict=True)]
+        offsets = self.numpy_array("name_offsets")
+        starts, ends = offsets.take(nodes), offsets[1:].take(nodes)
+        text = self._decoded_names(len(nodes))
+        if text is not None:  # byte offsets are character offsets in an ASCII table: a slice per name
+            return [text[start:end] for start, end in zip(starts.tolist(), ends.tolist(), strict=True)]
+        return [
+            mapped[start:end].decode() for start, end in zip((starts + at).tolist(), (ends + at).tolist(), strict=True)
+        ]
+
+    def _decoded_names(self, asked: int) -> str | None:
+        """The whole string table as one ``str``, once this session has asked for more names than an eighth of
+        the store's: decoding it costs about as much as naming a tenth of the nodes one by one, and from then
+        on a name is a slice of it, at twice the speed (a long session, a server, pays it once).  None while
+        it does not pay, and for a table that is not ASCII (a character offset is then not a byte offset)."""
+        if self._names_text is None and self._names_asked >= 0:
+            self._names_asked += asked
+            if self._names_asked > self.node_count // 8:
+                section = self._section("names")
+                text = self._map[section.offset : section.offset + section.nbytes].decode("utf-8")
+                self._names_asked = -1  # decided: decoded, or not ASCII and never tried again
+                if text.isascii():
+                    self._names_text = text
+        return self._names_text
 
     def kind(self, node: int) -> NodeKind:
         return NodeKind(self.kinds[node])

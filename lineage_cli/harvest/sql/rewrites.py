@@ -9,8 +9,10 @@ functions (``noop(ON t ...)``) and ``INSERT ... IF NOT EXISTS`` guards.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.teradata import Teradata
@@ -119,8 +121,8 @@ def without_client_commands(sql: str, commands: tuple[str, ...]) -> str:
     >>> without_client_commands("dfs -rm x;\\nSELECT a,\\n source\\nFROM t;\\nsource q; SELECT 1;", ("dfs", "source"))
     '\\nSELECT a,\\n source\\nFROM t;\\n SELECT 1;'
     """
-    if not commands:
-        return sql
+    if not commands or not _client_line(commands).search("\n" + sql.lower()):
+        return sql  # (a script with no line that may begin with one: no pass over its lines)
     words = (re.escape(c) + (r"(?=[ \t;]|$)" if c[-1].isalnum() else "") for c in commands)  # `!ls` needs no space
     head = re.compile(r"[ \t]*(?:" + "|".join(words) + ")", re.IGNORECASE)
     lines, at_start = sql.split("\n"), True  # at_start: no statement is open before this line
@@ -130,6 +132,13 @@ def without_client_commands(sql: str, commands: tuple[str, ...]) -> str:
         if code := line.split("--")[0].strip():
             at_start = code.endswith(";")
     return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=8)
+def _client_line(commands: tuple[str, ...]) -> re.Pattern[str]:
+    """A line of lower-cased text that may begin with one of ``commands``: a literal newline first, so the search
+    runs at memory speed."""
+    return re.compile(r"\n[ \t]*(?:" + "|".join(re.escape(command.lower()) for command in commands) + ")")
 
 
 def without_column_phrases(tokens: list[Token], engine: Dialect) -> list[Token]:
@@ -226,6 +235,30 @@ def compound_assignments(tokens: list[Token]) -> list[Token]:
         result.append(then(token.token_type, token.text))
         index += 2
     return result
+
+
+# A pass over the tokens costs about what the parse of a small script does: each pass below runs only on a script
+# whose text may hold what it rewrites (each guard finds all the pass could change, and more).
+class TextGuard(NamedTuple):
+    """Whether a script's lower-cased text may hold a construct: a substring test first, which runs at memory
+    speed, and the pattern (a few times slower than the parse's tokenizer over a script) only where one is found."""
+
+    words: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+    def may_hold(self, lowered: str) -> bool:
+        return any(word in lowered for word in self.words) and self.pattern.search(lowered) is not None
+
+
+_GAP = r"\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*"  # white space and comments between two tokens
+_UNITS = ("year", "month", "day", "hour", "minute", "second")
+# (a bare output list, USING 'script' AS k, v, is changed wherever it stands)
+SCRIPT_CLAUSE = TextGuard(
+    ("map", "reduce", "transform", "using"),
+    re.compile(r"\b(?:map|reduce|transform)\b|\busing" + _GAP + "['\"]", re.DOTALL),
+)
+TABLE_FUNCTION = TextGuard(("on",), re.compile(r"\(" + _GAP + r"on\b", re.DOTALL))
+KEYWORDLESS_INTERVAL = TextGuard(_UNITS, re.compile(r"['\"\d]" + _GAP + f"(?:{'|'.join(_UNITS)})s?\\b", re.DOTALL))
 
 
 def script_clauses(tokens: list[Token]) -> list[Token]:
@@ -407,6 +440,8 @@ def without_partition_guard(chunk: list[Token]) -> list[Token]:
     >>> " ".join(t.text for t in without_partition_guard(tokens))
     'INSERT OVERWRITE TABLE t PARTITION ( d ) SELECT 1'
     """
+    if TokenType.EXISTS not in {token.token_type for token in chunk}:
+        return chunk  # (nearly every statement: one attribute read per token, not the pass below)
     kept: list[Token] = []
     in_target, index = False, 0  # in_target: after INSERT, before its query
     while index < len(chunk):

@@ -31,6 +31,9 @@ from lineage_cli.harvest.sql.loops import OpenLoops
 from lineage_cli.harvest.sql.messages import internal_error, parse_error, token_error
 from lineage_cli.harvest.sql.rewrites import (
     COMPOUND_ASSIGNMENT,
+    KEYWORDLESS_INTERVAL,
+    SCRIPT_CLAUSE,
+    TABLE_FUNCTION,
     compound_assignments,
     interval_literals,
     notebook_cells,
@@ -106,10 +109,14 @@ def parse_script(
         tokens = _go_as_semicolons(tokens)
     if isinstance(engine, TSQL) and COMPOUND_ASSIGNMENT.search(sql):
         tokens = compound_assignments(tokens)
-    if isinstance(engine, Hive):  # Spark and Databricks too
+    lowered = sql.lower() if isinstance(engine, Hive) else ""
+    if isinstance(engine, Hive) and SCRIPT_CLAUSE.may_hold(lowered):  # Spark and Databricks too
         tokens = script_clauses(tokens)
     if type(engine) is Hive:  # Spark's intervals need their keyword: `SELECT 1 day` names a column day
-        tokens = table_functions_as_sources(interval_literals(tokens))
+        if KEYWORDLESS_INTERVAL.may_hold(lowered):
+            tokens = interval_literals(tokens)
+        if TABLE_FUNCTION.may_hold(lowered):
+            tokens = table_functions_as_sources(tokens)
     tokens = without_column_phrases(_slash_lines_as_semicolons(tokens, sql, engine), engine)
     declaring = False  # in a DECLARE section (Snowflake, PL/SQL): `name TYPE;` lines up to its BEGIN
     loops = OpenLoops(engine, sql)
