@@ -31,11 +31,11 @@ def parse_sql(
     ``schema`` is a ``SchemaCatalog``, a mapping in any shape ``SchemaCatalog.from_mapping`` reads,
     or the path of a YAML / JSON schema file; a catalog passed in also learns the tables ``sql``
     creates.  A mapping is prepared once and reused while it lists the same tables: one whose columns
-    changed in place is not read again (pass a new mapping then).  Returns ``{"statements": [...], "errors": [...], "warnings": [...]}``: ``errors`` are
-    statements that could not be read, ``warnings`` columns that could not be resolved (their
-    edges use ``?.column``), stars that could not be expanded and unknown Jinja macros.
-    ``variables`` fill Jinja and the scheduler placeholders; a placeholder without a value stays
-    in the names it is part of.
+    changed in place is not read again (pass a new mapping then).  Returns ``{"statements": [...],
+    "errors": [...], "warnings": [...]}``: ``errors`` are statements that could not be read,
+    ``warnings`` columns that could not be resolved (their edges use ``?.column``), stars that could
+    not be expanded and unknown Jinja macros.  ``variables`` fill Jinja and the scheduler
+    placeholders; a placeholder without a value stays in the names it is part of.
 
     >>> result = parse_sql("INSERT INTO mart.t (total) SELECT SUM(o.amount) FROM ods.orders o WHERE o.ok")
     >>> [(s["type"], s["targets"], s["sources"]) for s in result["statements"]]
