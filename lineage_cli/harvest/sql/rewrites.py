@@ -431,6 +431,63 @@ def _positioned(place: Token) -> Callable[[TokenType, str], Token]:
 _QUERY_STARTS = frozenset({"SELECT", "VALUES", "FROM", "WITH", "MAP", "REDUCE"})
 
 
+def without_storage_clauses(chunk: list[Token]) -> list[Token]:
+    """``chunk`` (a CREATE statement) without the clauses sqlglot does not read around a view's or a CTAS's query
+    that say how rows are checked or stored, not where they come from: a view's trailing ``WITH [CASCADED |
+    LOCAL] CHECK OPTION`` (MySQL, Postgres, T-SQL, Snowflake), its options before AS (Postgres' bare ``WITH
+    (security_invoker)``), and Greenplum's trailing ``DISTRIBUTED RANDOMLY | REPLICATED | BY (...)``.
+
+    >>> tokens = Dialect.get_or_raise("postgres").tokenize("CREATE VIEW v WITH (security_invoker) AS SELECT a "
+    ...                                                     "FROM t WITH LOCAL CHECK OPTION")
+    >>> " ".join(t.text for t in without_storage_clauses(tokens))
+    'CREATE VIEW v AS SELECT a FROM t'
+    >>> " ".join(t.text for t in without_storage_clauses(Dialect.get_or_raise("postgres").tokenize(
+    ...     "CREATE TABLE n AS SELECT * FROM o DISTRIBUTED BY (a, b)")))
+    'CREATE TABLE n AS SELECT * FROM o'
+    """
+    if not chunk or chunk[0].token_type is not TokenType.CREATE:
+        return chunk
+    words = [token.text.upper() for token in chunk[-4:]]
+    if len(words) == 4 and words[-2:] == ["CHECK", "OPTION"]:
+        cut = len(chunk) - (3 if words[1] == "WITH" else 4)  # WITH CHECK OPTION, WITH LOCAL CHECK OPTION
+        return without_storage_clauses(chunk[:cut]) if chunk[cut].text.upper() == "WITH" else chunk
+    distributed = _distribution_start(chunk)
+    if distributed is not None:
+        return without_storage_clauses(chunk[:distributed])
+    return _without_view_options(chunk)
+
+
+def _distribution_start(chunk: list[Token]) -> int | None:
+    """Where a trailing ``DISTRIBUTED RANDOMLY | REPLICATED | BY (...)`` begins in ``chunk``, if it ends with one."""
+    last = chunk[-1].text.upper()
+    if last in ("RANDOMLY", "REPLICATED") and len(chunk) > 2 and chunk[-2].text.upper() == "DISTRIBUTED":
+        return len(chunk) - 2
+    if chunk[-1].token_type is not TokenType.R_PAREN:
+        return None
+    depth, index = 0, len(chunk) - 1
+    while index > 0:  # back to the parenthesis the last one closes
+        depth += (chunk[index].token_type is TokenType.R_PAREN) - (chunk[index].token_type is TokenType.L_PAREN)
+        if depth == 0:
+            break
+        index -= 1
+    words = [token.text.upper() for token in chunk[max(0, index - 2) : index]]
+    return index - 2 if words == ["DISTRIBUTED", "BY"] else None
+
+
+def _without_view_options(chunk: list[Token]) -> list[Token]:
+    """A CREATE VIEW's ``WITH ( ... )`` between its name and the AS of its query, left out."""
+    index = 1
+    while index + 1 < len(chunk) and chunk[index].token_type is not TokenType.ALIAS:
+        if chunk[index].token_type is TokenType.WITH and chunk[index + 1].token_type is TokenType.L_PAREN:
+            close = _top_level_index(chunk, index + 2, frozenset())  # its closing parenthesis
+            before_query = close + 1 < len(chunk) and chunk[close + 1].token_type is TokenType.ALIAS
+            if before_query and any(token.token_type is TokenType.VIEW for token in chunk[:index]):
+                return chunk[:index] + chunk[close + 1 :]
+            return chunk
+        index += 1
+    return chunk
+
+
 def without_partition_guard(chunk: list[Token]) -> list[Token]:
     """``chunk`` without Hive's ``IF NOT EXISTS`` between an INSERT and its query (``INSERT OVERWRITE TABLE t
     PARTITION (ds='1') IF NOT EXISTS SELECT ...``), which sqlglot does not read: it guards whether the rows are

@@ -44,6 +44,7 @@ from lineage_cli.harvest.sql.rewrites import (
     without_delimiter_commands,
     without_partition_guard,
     without_sqlplus_commands,
+    without_storage_clauses,
 )
 
 
@@ -629,7 +630,8 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         return statement
     parser = engine.parser(error_level=ErrorLevel.RAISE)
     try:
-        expressions = [e for e in parser.parse(without_partition_guard(chunk), sql) if e is not None]
+        tokens = without_storage_clauses(without_partition_guard(chunk))
+        expressions = [e for e in parser.parse(tokens, sql) if e is not None]
     except ParseError as error:
         if chunk[0].text.upper() == "DECLARE":  # MySQL's `DECLARE a, b INT`, which sqlglot does not read
             return _declared(chunk[0].line, chunk[1:])
