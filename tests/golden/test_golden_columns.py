@@ -22,7 +22,7 @@ CASES = load_cases()
 EDGE = re.compile(r"^(\?\.\S+|\S+) -> (\S+) (PROJECTION|PREDICATE)/([A-Z_]+)$")
 PROJECTION = {"IDENTITY", "TRANSFORMATION", "TRANSFORMATION_MASKING", "AGGREGATION", "AGGREGATION_MASKING"}
 PREDICATE = {"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"}
-PLACEHOLDERS = [r"\$\{(?:hivevar:|hiveconf:)?(\w+)\}", r"#(\w+)#", r"\{\{\s*(\w+)\s*\}\}", r"@(\w+)@"]
+PLACEHOLDERS = [r"\$\{(?:hivevar:|hiveconf:)?(\w+)\}", r"#(\w+)#", r"\{\{\s*(\w+)\s*\}\}", r"@(\w+)@", r"&&?(\w+)\.?"]
 
 
 def substitute(sql: str, variables: dict | None) -> str:

@@ -15,6 +15,7 @@ edge from such a "column" is no lineage and is dropped.  When the placeholder ha
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -23,15 +24,24 @@ from dataclasses import dataclass, field
 # The placeholder styles read in every dialect, whether or not a value was given: ${x} / ${hivevar:x} /
 # ${hiveconf:x}, #x#, and any Jinja expression left in the text ({{ x }}, {{ f('a') }}), on one line.
 _COMMON = r"\$\{[^{}\n]*\}|#[A-Za-z_]\w*#|\{\{[^\n]*?\}\}"
-# Postgres extension scripts' @extschema@ (the profile's `at` placeholder style): only where the profile has it,
-# since `@` begins T-SQL and MySQL variables and Snowflake stages.
-AT_STYLE = "at"
-_AT = r"@[A-Za-z_]\w*@"
-_PROTECTED = {False: re.compile(_COMMON), True: re.compile(f"{_COMMON}|{_AT}")}
-UNRESOLVED = _PROTECTED[True]  # a name that holds any of them is parameterized
+# The styles a dialect profile turns on (``placeholder_styles``), only there: `@` begins T-SQL and MySQL variables
+# and Snowflake stages, `&` is an operator in Postgres and MySQL.  `at`: Postgres extension scripts' @extschema@;
+# `ampersand`: SQL*Plus substitution variables, &name, &&name and &1, a `.` right after the name ending it
+# (``&schema..orders`` is the value of schema, then ``.orders``).
+AT_STYLE, AMPERSAND_STYLE = "at", "ampersand"
+STYLE_PATTERNS = {AT_STYLE: r"@[A-Za-z_]\w*@", AMPERSAND_STYLE: r"&&?(?:[A-Za-z_]\w*|\d+)\.?"}
+
+
+@functools.lru_cache(maxsize=16)
+def protected(styles: frozenset[str]) -> re.Pattern[str]:
+    """Every placeholder of the common styles and of ``styles``."""
+    return re.compile("|".join((_COMMON, *(STYLE_PATTERNS[style] for style in sorted(styles & STYLE_PATTERNS.keys())))))
+
+
+UNRESOLVED = protected(frozenset(STYLE_PATTERNS))  # a name that holds any of them is parameterized
 _TOKEN = re.compile(r"lineage_p_([0-9a-f]{10})_", re.IGNORECASE)
 _NAME = re.compile(
-    r"^\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[^{}:]+)\}$|^#(?P<hash>\w+)#$|^@(?P<at>\w+)@$"
+    r"^\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[^{}:]+)\}$|^#(?P<hash>\w+)#$|^@(?P<at>\w+)@$|^&&?(?P<amp>\w+)\.?$"
     r"|^\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}$"
 )
 
@@ -66,7 +76,7 @@ class Placeholders:
             self.texts[token] = match.group(0)
             return token
 
-        return _PROTECTED[AT_STYLE in styles].sub(swap, sql)
+        return protected(frozenset(styles)).sub(swap, sql)
 
     def restore(self, text: str) -> str:
         """``text`` with every token of this text turned back into its placeholder.
@@ -98,13 +108,15 @@ def is_parameterized(name: str) -> bool:
 def placeholder_name(text: str) -> str | None:
     """The variable a placeholder names, None for an expression (a macro call, a filter).
 
-    >>> [placeholder_name(t) for t in ("${hivevar:db}", "#db#", "@db@", "{{ db }}", "{{ f('x') }}")]
-    ['db', 'db', 'db', 'db', None]
+    >>> [placeholder_name(t) for t in ("${hivevar:db}", "#db#", "@db@", "&&db.", "{{ db }}", "{{ f('x') }}")]
+    ['db', 'db', 'db', 'db', 'db', None]
     """
     match = _NAME.match(text)
     if match is None:
         return None
-    return match.group("dollar") or match.group("hash") or match.group("at") or match.group("jinja")
+    return (
+        match.group("dollar") or match.group("hash") or match.group("at") or match.group("amp") or match.group("jinja")
+    )
 
 
 def default_name(

@@ -2,7 +2,8 @@
 
 Warehouse SQL is often a template for a scheduler: Hive's ``${NAME}``, ``${hivevar:NAME}``
 and ``${hiveconf:NAME}``, Oozie/DataStage style ``#NAME#``, Postgres extension scripts' ``@extschema@``
-(where the dialect profile's ``placeholder_styles`` has ``at``) and Jinja/dbt (``{{ NAME }}``,
+(where the dialect profile's ``placeholder_styles`` has ``at``), SQL*Plus substitution variables ``&name`` (where it
+has ``ampersand``) and Jinja/dbt (``{{ NAME }}``,
 ``{% if %}``, ``{% for %}``, ``ref`` / ``source``).  ``render`` runs the whole way: Jinja
 (``jinja.py``, when the text has Jinja tags), then the scheduler placeholders with known
 values (``substitute``), then parse-safe tokens for the placeholders still left (``params.py``).
@@ -16,6 +17,7 @@ text, so it must be one: a list or mapping is an error naming its variable (``te
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import re
 from collections.abc import Collection, Mapping
@@ -25,15 +27,22 @@ from pathlib import Path
 from lineage_cli.errors import InputError
 from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.markers import JINJA_OPEN
-from lineage_cli.harvest.templates.params import AT_STYLE, Placeholders
+from lineage_cli.harvest.templates.params import AMPERSAND_STYLE, AT_STYLE, Placeholders
 
 _COMMON = (
     r"\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[A-Za-z_][\w.]*)\}"
     r"|#(?P<hash>[A-Za-z_]\w*)#"
     r"|\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}"
 )
-# With the `at` style (Postgres extension scripts' @extschema@), or without it
-_PLACEHOLDERS = {False: re.compile(_COMMON), True: re.compile(_COMMON + r"|@(?P<at>[A-Za-z_]\w*)@")}
+# The profile's styles (``params.py``): @extschema@, and SQL*Plus' &name / &&name / &1, a `.` ending the name
+_STYLE_NAMES = {AT_STYLE: r"@(?P<at>[A-Za-z_]\w*)@", AMPERSAND_STYLE: r"&&?(?P<amp>[A-Za-z_]\w*|\d+)\.?"}
+
+
+@functools.lru_cache(maxsize=16)
+def _placeholders(styles: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join((_COMMON, *(_STYLE_NAMES[style] for style in sorted(styles & _STYLE_NAMES.keys())))))
+
+
 # Where a Jinja tag opens: a text without one has no Jinja, and rendering it does not import jinja2 (``jinja.py``).
 
 
@@ -45,6 +54,8 @@ def substitute(sql: str, variables: Mapping[str, object] | None, styles: Collect
     "SELECT * FROM ods.t WHERE dt = '2024-01-31' AND x = 1 -- ${other}"
     >>> substitute("SELECT * FROM @extschema@.t", {"extschema": "pgx"}, ["at"])
     'SELECT * FROM pgx.t'
+    >>> substitute("INSERT INTO &&owner..t SELECT * FROM &src", {"owner": "hr", "src": "s"}, ["ampersand"])
+    'INSERT INTO hr.t SELECT * FROM s'
     """
     if not variables:
         return sql
@@ -52,12 +63,13 @@ def substitute(sql: str, variables: Mapping[str, object] | None, styles: Collect
     lowered = {name.lower(): value for name, value in values.items()}
 
     def replace(match: re.Match[str]) -> str:
-        name = match.group("dollar") or match.group("hash") or match.group("jinja") or match.group("at")
+        groups = match.groupdict()
+        name = groups["dollar"] or groups["hash"] or groups["jinja"] or groups.get("at") or groups.get("amp")
         # Scheduler variables are matched as written first, then case-insensitively.
         value = values.get(name, lowered.get(name.lower()))
         return match.group(0) if value is None else value
 
-    return _PLACEHOLDERS[AT_STYLE in styles].sub(replace, sql)
+    return _placeholders(frozenset(styles)).sub(replace, sql)
 
 
 def _one_line(value: object) -> str:
