@@ -60,7 +60,7 @@ from lineage_cli.harvest.outcome import (
     outcome_from_data,
     string_map,
 )
-from lineage_cli.model import EdgeType, Graph, Issue, NodeKind
+from lineage_cli.model import EdgeType, Graph, Issue, NodeFlag, NodeKind
 from lineage_cli.store.layout import FORMAT_VERSION, TYPE_MASK
 
 if TYPE_CHECKING:
@@ -380,7 +380,7 @@ def _memo_from_data(data: Any) -> _Memo:
 
 # The graph's arrays as its file keeps them: the bytes of each, base64 in the JSON, in the dtype the reader
 # expects, counted in nodes or in edges.
-_NODE_ARRAYS = {"kinds": "u1", "containers": "<i4", "node_file": "<i4", "node_line": "<i4"}
+_NODE_ARRAYS = {"kinds": "u1", "containers": "<i4", "node_file": "<i4", "node_line": "<i4", "flags": "u1"}
 _EDGE_ARRAYS = {"sources": "<i4", "targets": "<i4", "attributes": "<u2", "statements": "<i4"}
 _GRAPH_FIELDS = frozenset(("names", "files", *_NODE_ARRAYS, *_EDGE_ARRAYS))
 
@@ -408,6 +408,7 @@ def _arrays_from_data(data: Any, nodes: int, edges: int) -> GraphArrays:
     arrays |= {name: _array(data[name], dtype, edges) for name, dtype in _EDGE_ARRAYS.items()}
     expect(bool(np.isin(arrays["kinds"], [kind.value for kind in NodeKind]).all()), "a node kind")
     expect(bool(np.isin(arrays["attributes"] & TYPE_MASK, [kind.value for kind in EdgeType]).all()), "an edge type")
+    expect(not (arrays["flags"] & (0xFF ^ sum(flag.bit for flag in NodeFlag))).any(), "a node flag")
     for name, low, high in (
         ("containers", -1, nodes),
         ("node_file", -1, len(files)),

@@ -17,7 +17,7 @@ from typing import Any
 
 from lineage_cli.harvest.assemble import ColumnTuple
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.model import Issue, Subtype
+from lineage_cli.model import PREDICATE_SUBTYPES, PROJECTION_SUBTYPES, Issue
 
 
 class CacheDataError(ValueError):
@@ -58,7 +58,8 @@ class FileOutcome:
 
 _OUTCOME_FIELDS = frozenset(("file", "statements", "issues", "lineage", "learned", "defaults"))
 _COLUMN_KINDS = frozenset(("projection", "predicate"))
-_SUBTYPES = frozenset(subtype.name for subtype in Subtype)  # what assembling a column edge looks up
+# what assembling a column edge looks up
+_SUBTYPES = frozenset(subtype.name for subtype in (*PROJECTION_SUBTYPES, *PREDICATE_SUBTYPES))
 _LAST_LINE = 2**31 - 1  # the store keeps a statement's line as an i4
 
 
