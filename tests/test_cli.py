@@ -53,6 +53,9 @@ def test_a_statement_that_does_not_parse_is_walked_marked_and_left_out_by_exact(
     sql.write_text("INSERT INTO a.m SELECT * FROM a.s;\nINSERT INTO a.t SELECT x FROM a.m WITH (HINT 7) QUALIFY ~~;\n")
     outcome = runner.invoke(cli, ["harvest", str(sql), "--quiet", "--dialect", "postgres"])
     assert "etl.sql:2:" in outcome.output and "table lineage recovered approximately" in outcome.output
+    assert "(2 with lineage: 2 insert; 1 read approximately)" in outcome.output
+    again = runner.invoke(cli, ["harvest", str(sql), "--quiet", "--dialect", "postgres"])  # from the cache
+    assert "(2 with lineage: 2 insert; 1 read approximately)" in again.output and "up to date" in again.output
     tree = runner.invoke(cli, ["up", "a.t", "--format", "tree"]).output
     assert "a.m table [APPROXIMATE]" in tree and "a.s table" in tree
     edges = json.loads(runner.invoke(cli, ["up", "a.t", "--format", "json"]).output)["edges"]

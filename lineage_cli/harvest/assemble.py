@@ -63,6 +63,7 @@ class Harvest:
     files: int = 0
     statements: int = 0  # every statement parsed, lineage or not
     lineage_statements: int = 0
+    approximate_statements: int = 0  # of those: statements that did not parse, their tables read from tokens
     issues: list[Issue] = field(default_factory=list)
     seconds: float = 0.0
     cache_hits: int = 0
@@ -111,6 +112,7 @@ def add_script(
             continue  # a query: it reads, but adds no lineage
         made.extend(add_statement(into.graph, file, statement.line, statement))
         into.lineage_statements += 1
+        into.approximate_statements += statement.approximate
         into.statement_types[statement.type] += 1
     return made
 

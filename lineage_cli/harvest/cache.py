@@ -245,6 +245,7 @@ class _Memo:
     files: int
     statements: int
     lineage_statements: int
+    approximate_statements: int
     issues: list[Issue]
     statement_types: Counter[str]
     defaults: dict[str, str]
@@ -253,7 +254,7 @@ class _Memo:
     edges: int
 
 
-_COUNTS = ("files", "statements", "lineage_statements", "nodes", "edges")
+_COUNTS = ("files", "statements", "lineage_statements", "approximate_statements", "nodes", "edges")
 _MEMO_FIELDS = frozenset((*_COUNTS, "issues", "statement_types", "defaults", "modules"))
 _FACT_TYPES = (str, int, float, bool, type(None))  # a module's facts: what a manifest entry says (rows, frequency, ...)
 
@@ -284,6 +285,7 @@ class HarvestMemo:
             files=memo.files,
             statements=memo.statements,
             lineage_statements=memo.lineage_statements,
+            approximate_statements=memo.approximate_statements,
             issues=memo.issues,
             statement_types=memo.statement_types,
             defaults=memo.defaults,
@@ -349,6 +351,7 @@ def _memo_data(result: Harvest, arrays: GraphArrays) -> dict[str, object]:
         "files": result.files,
         "statements": result.statements,
         "lineage_statements": result.lineage_statements,
+        "approximate_statements": result.approximate_statements,
         "issues": [issue_data(issue) for issue in result.issues],
         "statement_types": dict(result.statement_types),
         "defaults": result.defaults,
@@ -369,6 +372,7 @@ def _memo_from_data(data: Any) -> _Memo:
         data["files"],
         data["statements"],
         data["lineage_statements"],
+        data["approximate_statements"],
         issues_from_data(data["issues"]),
         Counter(types),
         string_map(data["defaults"]),
