@@ -275,6 +275,14 @@ def test_a_statement_that_does_not_parse_keeps_its_error_and_its_tables_approxim
         # the names are qualified as a parsed statement's: the USE before, folding, T-SQL's temporary marks
         ("USE ods;\nINSERT INTO T SELECT a FROM `Src` ~~;", "hive", [("insert", ["ods.t"], ["ods.src"])]),
         ("INSERT INTO #t SELECT a FROM [Dbo].[S] x, ##g WHERE a !! 1", "tsql", [("insert", ["#t"], ["##g", "dbo.s"])]),
+        ("INSERT @t (a) SELECT a FROM dbo.src WHERE ~~", "tsql", [("insert", ["@t"], ["dbo.src"])]),
+        # a FROM list goes on past what may follow a relation, up to its clauses
+        (
+            "INSERT INTO t SELECT * FROM ONLY p, s TABLESAMPLE SYSTEM (10) x, u FOR SYSTEM_TIME AS OF y, v "
+            "WHERE a IN (SELECT b FROM w) ~~",
+            "postgres",
+            [("insert", ["public.t"], ["public.p", "public.s", "public.u", "public.v", "public.w"])],
+        ),
         # a function's FROM, IS DISTINCT FROM, a table function, DUAL and a derived table's alias are no tables
         (
             "INSERT INTO t SELECT EXTRACT(YEAR FROM d), TRIM(BOTH FROM x) FROM dual, generate_series(1, 2) g, "

@@ -208,7 +208,9 @@ class _Scan:
     def _has_query(self, index: int) -> bool:
         """Whether a top-level ``AS`` after ``index`` introduces a query: a CREATE that copies rows."""
         return any(
-            self.depths[at] == 0 and self._word(at) == "AS" and self._type(at + 1) in _QUERY_STARTS
+            self.depths[at] == 0
+            and self._word(at) == "AS"
+            and (self._type(at + 1) in _QUERY_STARTS or self._word(at + 1) == "VALUES")
             for at in range(index, len(self.tokens))
         )
 
@@ -240,17 +242,34 @@ class _Scan:
         return self._type(index) is not TokenType.L_PAREN or self._type(index + 1) in _QUERY_STARTS
 
     def _listed(self, index: int, single: bool = False) -> Iterator[_Name]:
+        """The relations from ``index`` on: one (after JOIN, USING), or a FROM's comma list."""
         while index < len(self.tokens):
+            if self._word(index) == "ONLY":  # Postgres' FROM ONLY parent
+                index += 1
             name = None if self._type(index) is TokenType.L_PAREN else self._name(index)
             if name is not None:
                 yield name
             end = name.end if name is not None else self._past_relation(index)
             if end == index:
                 return  # neither a name, nor a subquery, nor a call: a keyword, the end
-            index = self._aliased(end, name)
-            if single or self._type(index) is not TokenType.COMMA:
+            after = self._next_in_list(self._aliased(end, name), self.depths[index])
+            if single or after is None:
                 return
-            index += 1
+            index = after
+
+    def _next_in_list(self, index: int, depth: int) -> int | None:
+        """Where a FROM list's next relation starts: past the comma after what may follow a relation and its alias
+        (``TABLESAMPLE ...``, ``PARTITION (p)``, ``FOR SYSTEM_TIME AS OF ...``, ``FORCE INDEX (i)``); None where
+        the list ends first (a clause, a join, the parenthesis around it)."""
+        for at in range(index, len(self.tokens)):
+            if self.depths[at] < depth:
+                return None
+            if self.depths[at] == depth:
+                if self.tokens[at].token_type is TokenType.COMMA:
+                    return at + 1
+                if self._word(at) in _LIST_ENDS:
+                    return None
+        return None
 
     def _past_relation(self, index: int) -> int:
         """Past a relation that is no table's name: a subquery, a call (``TABLE(...)``, ``UNNEST(...)``, a table
@@ -281,12 +300,15 @@ class _Scan:
 
     # -- names --------------------------------------------------------------------------------------------
     def _name(self, index: int, target: bool = False) -> _Name | None:
-        """The table name starting at ``index`` (``a``, ``s.a``, ``c.s.a``, T-SQL's ``#a`` / ``##a``), or None: a
+        """The table name starting at ``index`` (``a``, ``s.a``, ``c.s.a``, T-SQL's ``#a``, ``##a``, ``@a``), or None: a
         keyword, a function call (a name and ``(``); unless it is a ``target``, also a CTE's, an alias's or a
         dummy table's name."""
         tokens, start = self.tokens, index
-        while self._type(index) is TokenType.HASH and self.ctx.profile.sqlglot_dialect == "tsql":
+        tsql = self.ctx.profile.sqlglot_dialect == "tsql"
+        while self._type(index) is TokenType.HASH and tsql:
             index += 1
+        if index == start and tsql and self._word(index) == "@" and self._type(index + 1) is TokenType.VAR:
+            index += 1  # a table variable, @t
         if self._type(index) not in _NAMES:
             return None
         index += 1
@@ -306,8 +328,10 @@ class _Scan:
     def _qualified(self, name: _Name) -> str:
         """The name as ``Context.table_name`` gives a parsed one: folded, the default schema filled in."""
         hashes = sum(token.token_type is TokenType.HASH for token in name.parts)
-        parts = [token for token in name.parts if token.token_type not in (TokenType.HASH, TokenType.DOT)][-3:]
+        parts = [token for token in name.parts if token.token_type not in _MARKS][-3:]
         identifiers = [exp.Identifier(this=t.text, quoted=t.token_type is TokenType.IDENTIFIER) for t in parts]
+        if name.parts[0].token_type is TokenType.PARAMETER:
+            identifiers[-1].set("this", "@" + identifiers[-1].this)  # as ``datasets.survey`` names it
         if hashes:
             identifiers[-1].set("global_" if hashes > 1 else "temporary", True)
         catalog, db = ([None, None, *identifiers[:-1]])[-2:]
@@ -327,6 +351,14 @@ class _Scan:
         return self.ctx.profile.fold(token.text, token.token_type is TokenType.IDENTIFIER)
 
 
+_MARKS = frozenset({TokenType.HASH, TokenType.DOT, TokenType.PARAMETER})  # of a name's tokens, no part of it
+# What ends a FROM list where a comma would go on with it: a clause, a join, a statement of a multi-insert
+_LIST_ENDS = frozenset(
+    {"WHERE", "GROUP", "ORDER", "HAVING", "LIMIT", "UNION", "EXCEPT", "MINUS", "INTERSECT", "WINDOW", "QUALIFY",
+     "SELECT", "VALUES", "INSERT", "UPDATE", "DELETE", "MERGE", "RETURNING", "OUTPUT", "CLUSTER", "DISTRIBUTE",
+     "SORT", "FETCH", "OFFSET", "START", "CONNECT", "INTO", "ON", "USING", "SET", "WHEN", "JOIN", "INNER", "LEFT",
+     "RIGHT", "FULL", "CROSS", "OUTER", "NATURAL", "APPLY", "STRAIGHT_JOIN", "ANTI", "SEMI", "POSITIONAL"}
+)  # fmt: skip
 _NOT_WORDS = frozenset({TokenType.IDENTIFIER, TokenType.STRING, TokenType.NATIONAL_STRING})
 # What may stand between CREATE and TABLE / VIEW: OR REPLACE, TEMP, GLOBAL, VOLATILE, MULTISET, TRANSIENT ...
 _MODIFIER_TYPES = frozenset(
