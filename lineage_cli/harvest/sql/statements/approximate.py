@@ -84,6 +84,7 @@ class _Scan:
     kind: str = ""
     depths: list[int] = field(default_factory=list)  # each token's parenthesis depth
     in_query: list[bool] = field(default_factory=list)  # each token: whether the parentheses around it hold a query
+    closing: dict[int, int] = field(default_factory=dict)  # an opening parenthesis's index -> its closing one's
     ctes: set[str] = field(default_factory=set)
     body: int = 0  # the index of the statement's own first word, after its WITH clause
     aliases: dict[str, _Name | None] = field(default_factory=dict)  # folded alias -> its table (None: a subquery)
@@ -109,15 +110,17 @@ class _Scan:
 
     # -- structure ---------------------------------------------------------------------------------------
     def _nest(self) -> None:
-        depth, stack = 0, [True]
+        depth, stack, opened = 0, [True], []
         for index, token in enumerate(self.tokens):
             if token.token_type is TokenType.R_PAREN and depth:
                 depth -= 1
                 stack.pop()
+                self.closing[opened.pop()] = index
             self.depths.append(depth)
             self.in_query.append(stack[-1])
             if token.token_type is TokenType.L_PAREN:
                 depth += 1
+                opened.append(index)
                 after = self.tokens[index + 1] if index + 1 < len(self.tokens) else None
                 stack.append(after is not None and after.token_type in _QUERY_STARTS)
 
@@ -154,11 +157,7 @@ class _Scan:
         """The index after the parenthesized group opening at ``index``; ``index`` when none opens there."""
         if self._type(index) is not TokenType.L_PAREN:
             return index
-        depth = self.depths[index]
-        for at in range(index + 1, len(self.tokens)):
-            if self.tokens[at].token_type is TokenType.R_PAREN and self.depths[at] == depth:
-                return at + 1
-        return len(self.tokens)
+        return self.closing.get(index, len(self.tokens) - 1) + 1  # (one never closed runs to the end)
 
     # -- targets ------------------------------------------------------------------------------------------
     def _targets(self) -> Iterator[tuple[_Name | None, bool]]:
@@ -206,7 +205,7 @@ class _Scan:
         yield name, is_view
 
     def _has_query(self, index: int) -> bool:
-        """Whether a top-level ``AS`` after ``index`` introduces a query: a CREATE that copies rows."""
+        """Whether a top-level ``AS`` after ``index`` introduces a query (or VALUES): a CREATE that copies rows."""
         return any(
             self.depths[at] == 0
             and self._word(at) == "AS"
