@@ -169,6 +169,7 @@ def up(
     args: Iterable[str] = (),
     show_transformations: bool = False,
     predicates: bool = False,
+    exact: bool = False,
 ) -> LineageResult:
     """Everything upstream of the named nodes, as ``lineage up NAME`` answers.
 
@@ -181,6 +182,7 @@ def up(
         args: The names that turn on a plan's rules marked ``when_arg`` (``--arg``).
         show_transformations: Keep the statements between datasets in the answer.
         predicates: Follow predicate edges (columns read by WHERE, JOIN ON ...) as well.
+        exact: Leave out the statements read approximately (that did not parse), as ``--exact`` does.
 
     Returns:
         The ``LineageResult``: its ``nodes`` (with their depth) and ``edges``, in data-flow direction;
@@ -190,7 +192,7 @@ def up(
         QueryError: no node, or more than one when a single one is meant, has the name (``NameNotFound``,
             ``AmbiguousName``), or the walkplan cannot be read (``PlanError``): a ``LineageError``.
     """
-    return _lineage(store, name, "up", depth, walkplan, args, show_transformations, predicates)
+    return _lineage(store, name, "up", depth, walkplan, args, show_transformations, predicates, exact)
 
 
 def down(
@@ -202,6 +204,7 @@ def down(
     args: Iterable[str] = (),
     show_transformations: bool = False,
     predicates: bool = False,
+    exact: bool = False,
 ) -> LineageResult:
     """Everything downstream of the named nodes, as ``lineage down NAME`` answers.
 
@@ -214,6 +217,7 @@ def down(
         args: The names that turn on a plan's rules marked ``when_arg`` (``--arg``).
         show_transformations: Keep the statements between datasets in the answer.
         predicates: Follow predicate edges (columns read by WHERE, JOIN ON ...) as well.
+        exact: Leave out the statements read approximately (that did not parse), as ``--exact`` does.
 
     Returns:
         The ``LineageResult``, edges in data-flow direction; ``to_dict()`` is the ``--format json`` document.
@@ -221,7 +225,7 @@ def down(
     Raises:
         QueryError: no node has the name, or the walkplan cannot be read (a ``LineageError``).
     """
-    return _lineage(store, name, "down", depth, walkplan, args, show_transformations, predicates)
+    return _lineage(store, name, "down", depth, walkplan, args, show_transformations, predicates, exact)
 
 
 def path(
@@ -235,6 +239,7 @@ def path(
     all_paths: bool = False,
     max_paths: int = 100,
     show_transformations: bool = False,
+    exact: bool = False,
 ) -> LineageResult:
     """How ``source`` reaches ``target`` downstream, as ``lineage path SOURCE TARGET`` answers.
 
@@ -251,6 +256,7 @@ def path(
         all_paths: Every simple path, not only the shortest one.
         max_paths: With ``all_paths``, at most this many paths.
         show_transformations: Keep the statements on the path.
+        exact: Not through the statements read approximately (that did not parse), as ``--exact``.
 
     Returns:
         The ``LineageResult`` of the path's nodes and edges.
@@ -264,7 +270,8 @@ def path(
     from lineage_cli.walk.paths import lineage_path
 
     steps = show_transformations
-    found = lineage_path(store, source, target, walkplan, frozenset(args), depth, all_paths, max_paths, steps)
+    plan, named = walkplan, frozenset(args)
+    found = lineage_path(store, source, target, plan, named, depth, all_paths, max_paths, steps, exact)
     if not found.complete:
         warnings.warn(f"showing the first {found.paths} paths; raise max_paths for more", UserWarning, stacklevel=2)
     return found.result
@@ -320,10 +327,12 @@ def _lineage(
     args: Iterable[str],
     show_transformations: bool,
     predicates: bool,
+    exact: bool = False,
 ) -> LineageResult:
     from lineage_cli.walk.query import lineage
 
-    return lineage(store, name, direction, depth, show_transformations, predicates, walkplan, frozenset(args))
+    shown = (show_transformations, predicates)
+    return lineage(store, name, direction, depth, *shown, walkplan, frozenset(args), exact)
 
 
 def _manifest(manifest: str | os.PathLike[str] | None) -> Manifest | None:

@@ -88,6 +88,11 @@ plan_options = _together(
         metavar="NAME",
         help="Turn on the walkplan's rules marked `when_arg: NAME` (repeatable).",
     ),
+    click.option(
+        "--exact",
+        is_flag=True,
+        help="Leave out the statements read approximately (that did not parse; their tables read from tokens).",
+    ),
 )
 picture_options = _together(
     click.option(
@@ -310,6 +315,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
         predicates: bool,
         walkplan: str | None,
         plan_args: tuple[str, ...],
+        exact: bool,
         level: str | None,
         datamarts: str | None,
         group_by: str | None,
@@ -332,7 +338,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
                 output=output,
                 show_transformations=show_transformations,
                 predicates=predicates,
-                shaping=Shaping(walkplan, plan_args, level, datamarts, group_by, rankdir),
+                shaping=Shaping(walkplan, plan_args, level, datamarts, group_by, rankdir, exact),
             )
         )
 
@@ -384,6 +390,7 @@ def path(
     depth: int | None,
     walkplan: str | None,
     plan_args: tuple[str, ...],
+    exact: bool,
     level: str | None,
     datamarts: str | None,
     group_by: str | None,
@@ -415,7 +422,7 @@ def path(
             all_paths=all_paths,
             max_paths=max_paths,
             depth=depth,
-            shaping=Shaping(walkplan, plan_args, level, datamarts, group_by, rankdir),
+            shaping=Shaping(walkplan, plan_args, level, datamarts, group_by, rankdir, exact),
         )
     )
 

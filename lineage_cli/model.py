@@ -64,7 +64,8 @@ class EdgeType(IntEnum):
 class Subtype(IntEnum):
     """Edge flags as bit positions, so several subtypes of one pair fold into one edge.
 
-    Stored above the 4 type bits of a 16-bit attribute (``store/layout.py``): 12 bits, 0 to 11.
+    Stored above the 4 type bits of a 16-bit attribute (``store/layout.py``): 12 bits, 0 to 11; APPROXIMATE (12)
+    is an answer's only.
     """
 
     IDENTITY = 0
@@ -79,6 +80,20 @@ class Subtype(IntEnum):
     WINDOW = 9
     CONDITIONAL = 10
     DECLARED = 11  # a READ / WRITE a flow manifest or a dbt manifest declared, not parsed from SQL
+    # Never stored in an edge (its bit is past the 12): marks an answer's edge that only statements read
+    # approximately give (a statement that did not parse: the store flags its transformation node, ``NodeFlag``)
+    APPROXIMATE = 12
+
+    @property
+    def bit(self) -> int:
+        return 1 << self.value
+
+
+class NodeFlag(IntEnum):
+    """Facts about a node beyond its kind, as bit positions of its byte in the store's ``node_flags``.  Values are
+    stored on disk: append only."""
+
+    APPROXIMATE = 0  # a transformation whose statement did not parse: its tables were read from its tokens
 
     @property
     def bit(self) -> int:
@@ -160,10 +175,10 @@ class Graph:
     transformations ``file:line`` (with ``#n`` when a line holds several statements).
     Edges are keyed by ``(source, target, type, statement)``, where ``statement`` is the
     transformation node the edge came from (None when no statement made it); subtype flags
-    of one key are OR-ed together.
+    of one key are OR-ed together.  ``flags`` holds the ``NodeFlag`` bits of the nodes that have any.
     """
 
-    __slots__ = ("kinds", "containers", "provenance", "edges")
+    __slots__ = ("kinds", "containers", "provenance", "edges", "flags")
 
     def __init__(
         self,
@@ -171,20 +186,23 @@ class Graph:
         containers: dict[str, str] | None = None,
         provenance: dict[str, Provenance] | None = None,
         edges: dict[EdgeKey, int] | None = None,
+        flags: dict[str, int] | None = None,
     ) -> None:
         self.kinds: dict[str, NodeKind] = {} if kinds is None else kinds
         self.containers: dict[str, str] = {} if containers is None else containers
         self.provenance: dict[str, Provenance] = {} if provenance is None else provenance
         self.edges: dict[EdgeKey, int] = {} if edges is None else edges
+        self.flags: dict[str, int] = {} if flags is None else flags
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Graph):
             return NotImplemented
-        return (self.kinds, self.containers, self.provenance, self.edges) == (
+        return (self.kinds, self.containers, self.provenance, self.edges, self.flags) == (
             other.kinds,
             other.containers,
             other.provenance,
             other.edges,
+            other.flags,
         )
 
     __hash__ = None  # type: ignore[assignment] - mutable
@@ -207,15 +225,19 @@ class Graph:
         key = (source, target, edge_type, statement)
         self.edges[key] = self.edges.get(key, 0) | flags
 
-    def add_transformation(self, name: str, provenance: Provenance) -> str:
+    def add_transformation(self, name: str, provenance: Provenance, flags: int = 0) -> str:
         self.add_node(name, NodeKind.TRANSFORMATION)
         self.provenance[name] = provenance
+        if flags:
+            self.flags[name] = self.flags.get(name, 0) | flags
         return name
 
     def merge(self, other: Graph) -> None:
         for name, kind in other.kinds.items():
             self.add_node(name, kind, other.containers.get(name))
         self.provenance.update(other.provenance)
+        for name, flags in other.flags.items():
+            self.flags[name] = self.flags.get(name, 0) | flags
         for (source, target, edge_type, statement), flags in other.edges.items():
             self.add_edge(source, target, edge_type, flags, statement)
 

@@ -147,3 +147,22 @@ def test_parse_sql_reads_a_schema_mapping_once_and_each_call_learns_alone() -> N
     schema["s"]["u"] = {"b": "INT", "c": "INT"}  # a table added between calls
     added = lineage_cli.parse_sql("INSERT INTO s.y SELECT * FROM s.u", dialect="hive", schema=schema)
     assert [c["target"] for c in added["statements"][0]["columns"]] == ["s.y.b", "s.y.c"]
+
+
+def test_exact_answers_leave_out_the_statements_read_approximately(tmp_path: Path) -> None:
+    sql = tmp_path / "etl.sql"
+    sql.write_text("INSERT INTO a.m SELECT x FROM a.s;\nINSERT INTO a.t SELECT x FROM a.m WITH (HINT 7) QUALIFY ~~;\n")
+    harvested = lineage_cli.harvest([sql], dialect="postgres")
+    assert [issue.line for issue in harvested.errors] == [2]
+    from lineage_cli.store.writer import write_store
+
+    write_store(harvested.graph, tmp_path / "g.lin", {})
+    store = lineage_cli.open_store(tmp_path / "g.lin")
+    assert [e.subtypes for e in lineage_cli.up(store, "a.t").edges if e.target == "a.t"] == [("APPROXIMATE",)]
+    assert lineage_cli.up(store, "a.t", exact=True).edges == []
+    assert lineage_cli.down(store, "a.s", exact=True).to_dict()["edges"] == [
+        {"source": "a.s", "target": "a.m", "type": "flow"}
+    ]
+    assert len(lineage_cli.path(store, "a.s", "a.t").edges) == 2
+    with pytest.raises(lineage_cli.LineageError, match="through exact statements only"):
+        lineage_cli.path(store, "a.s", "a.t", exact=True)

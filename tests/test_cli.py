@@ -48,6 +48,31 @@ def test_harvest_reports_errors_and_strict_fails(runner, tmp_path) -> None:
     assert json.loads(up.output)["edges"] == [{"source": "a.s", "target": "a.t", "type": "flow"}]
 
 
+def test_a_statement_that_does_not_parse_is_walked_marked_and_left_out_by_exact(runner, tmp_path) -> None:
+    sql = tmp_path / "etl.sql"
+    sql.write_text("INSERT INTO a.m SELECT * FROM a.s;\nINSERT INTO a.t SELECT x FROM a.m WITH (HINT 7) QUALIFY ~~;\n")
+    outcome = runner.invoke(cli, ["harvest", str(sql), "--quiet", "--dialect", "postgres"])
+    assert "etl.sql:2:" in outcome.output and "table lineage recovered approximately" in outcome.output
+    assert "(2 with lineage: 2 insert; 1 read approximately)" in outcome.output
+    again = runner.invoke(cli, ["harvest", str(sql), "--quiet", "--dialect", "postgres"])  # from the cache
+    assert "(2 with lineage: 2 insert; 1 read approximately)" in again.output and "up to date" in again.output
+    tree = runner.invoke(cli, ["up", "a.t", "--format", "tree"]).output
+    assert "a.m table [APPROXIMATE]" in tree and "a.s table" in tree
+    edges = json.loads(runner.invoke(cli, ["up", "a.t", "--format", "json"]).output)["edges"]
+    assert {"source": "a.m", "target": "a.t", "type": "flow", "subtypes": ["APPROXIMATE"], "approximate": True} in edges
+    assert (
+        '"a.m" -> "a.t" [label="APPROXIMATE", style="dotted"]'
+        in runner.invoke(cli, ["down", "a.s", "--format", "dot"]).output
+    )
+    for command in (["up", "a.t"], ["down", "a.s"]):
+        exact = json.loads(runner.invoke(cli, [*command, "--format", "json", "--exact"]).output)
+        assert ("a.t" in {n["name"] for n in exact["nodes"]}) is (command[0] == "up")
+        assert all(e["target"] != "a.t" for e in exact["edges"])
+    assert runner.invoke(cli, ["path", "a.s", "a.t", "--format", "json"]).exit_code == 0
+    missing = runner.invoke(cli, ["path", "a.s", "a.t", "--exact"])
+    assert missing.exit_code == 1 and "through exact statements only" in missing.output
+
+
 def test_locations_and_names_print_as_written_not_as_emoji_or_markup(runner, tmp_path) -> None:
     # rich reads `:100:` as the emoji code for 💯 (and `:1234:` as 🔢), `[red]` as markup, `[/x]` as a bad tag
     broken = "INSERT INTO a.t SELECT x FROM WHERE;\n"

@@ -56,6 +56,8 @@ def analyse(sql: str | None, file: str, dialect: str | None, catalog: SchemaCata
     script = analyze_script(sql, file, dialect, None, own)
     result.errors = [issue for issue in script.issues if issue.level == "error"]
     for statement in script.lineage:
+        if statement.approximate:
+            continue  # a statement that does not parse is its error (LIN001), not a change of its lineage
         for write in statement.writes:
             _add_table_edges(result.targets, write.target, write.sources, statement.line)
         for edge in statement.columns:

@@ -264,6 +264,8 @@ def _up_to_date(path: str, meta: dict[str, object], graph: StoredGraph) -> _Stor
 def _summary(result: Harvest, stored: _Stored) -> None:
     rate = result.statements / result.seconds if result.seconds else 0.0
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(result.statement_types.items()))
+    if result.approximate_statements:
+        kinds += f"; {result.approximate_statements} read approximately"
     cached = f", {result.cache_hits} of {result.files} files from cache" if result.cache_hits else ""
     print(
         f"harvested {result.files} files, {result.statements} statements "

@@ -36,7 +36,8 @@ def run_walk(
 
         shown = show_transformations or shaping.lifts_steps
         plan, args = shaping.plan, frozenset(shaping.args)
-        return shaping.rolled_up(store, lineage(store, name, direction, depth, shown, predicates, plan, args))
+        found = lineage(store, name, direction, depth, shown, predicates, plan, args, shaping.exact)
+        return shaping.rolled_up(store, found)
 
     return _answer(store_path, ask, fmt, output, shaping)
 
@@ -58,7 +59,7 @@ def run_path(
         from lineage_cli.walk.paths import lineage_path
 
         plan, args, steps = shaping.plan, frozenset(shaping.args), shaping.lifts_steps
-        found = lineage_path(store, source, target, plan, args, depth, all_paths, max_paths, steps)
+        found = lineage_path(store, source, target, plan, args, depth, all_paths, max_paths, steps, shaping.exact)
         if not found.complete:
             print(f"showing the first {found.paths} paths; raise --max-paths for more", file=sys.stderr)
         return shaping.rolled_up(store, found.result)
@@ -95,10 +96,11 @@ def run_walkplans(name: str | None) -> int:
 
 class Shaping:
     """What the option groups ``up``, ``down`` and ``path`` share ask of an answer: the walkplan and its
-    arguments (``--walkplan``, ``--arg``), the roll-up (``--level``, ``--datamarts``) and how pictures are
-    drawn (``--group-by``, ``--rankdir``).  A plain class: start-up."""
+    arguments (``--walkplan``, ``--arg``), whether to keep out the statements read approximately (``--exact``),
+    the roll-up (``--level``, ``--datamarts``) and how pictures are drawn (``--group-by``, ``--rankdir``).  A
+    plain class: start-up."""
 
-    __slots__ = ("plan", "args", "level", "datamarts", "group_by", "rankdir")
+    __slots__ = ("plan", "args", "level", "datamarts", "group_by", "rankdir", "exact")
 
     def __init__(
         self,
@@ -108,9 +110,10 @@ class Shaping:
         datamarts: str | None = None,
         group_by: str | None = None,
         rankdir: str | None = None,
+        exact: bool = False,
     ) -> None:
         self.plan, self.args, self.level, self.datamarts = plan, args, level, datamarts
-        self.group_by, self.rankdir = group_by, rankdir
+        self.group_by, self.rankdir, self.exact = group_by, rankdir, exact
 
     @property
     def lifts_steps(self) -> bool:

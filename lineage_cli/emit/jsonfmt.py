@@ -90,7 +90,11 @@ def _edges(columns: ResultColumns) -> list[str]:
 
 
 def _subtypes_text(subtypes: tuple[str, ...]) -> str:
-    return f'{MEMBER}"subtypes": {_array(list(map(encode_basestring, subtypes)), "      ")}' if subtypes else ""
+    if not subtypes:
+        return ""
+    text = f'{MEMBER}"subtypes": {_array(list(map(encode_basestring, subtypes)), "      ")}'
+    # only statements that did not parse give the edge: their tables were read from their tokens
+    return text + f'{MEMBER}"approximate": true' if "APPROXIMATE" in subtypes else text
 
 
 def _objects(members: list[_Member]) -> list[str]:

@@ -11,8 +11,10 @@ table, as INDIRECT ``dataset`` entries; masking subtypes become ``masking: true`
 
 Two custom facets carry what OpenLineage has no place for, so that ``lineage import --format
 openlineage`` reads an export back unchanged: the run facet ``lineage_statement`` (the statement's
-node name and its file and line) and the input/output facet ``lineage_edge`` (the subtypes of a
-READ or WRITE edge, e.g. DECLARED for lineage a manifest declared).
+node name and its file and line, and ``approximate: true`` for a statement that did not parse, whose
+inputs and outputs were read from its tokens: an event that claims no exactness) and the input/output
+facet ``lineage_edge`` (the subtypes of a READ or WRITE edge, e.g. DECLARED for lineage a manifest
+declared).
 
 Output is reproducible: ``eventTime`` is a constant unless given, and ``runId`` is a UUIDv5 of
 the job namespace, the statement and the event time.  No sqlglot here; numpy groups the edges.
@@ -39,7 +41,7 @@ from lineage_cli.facets import (
     PRODUCER,
     STATEMENT_FACET,
 )
-from lineage_cli.model import EdgeType, NodeKind, subtypes_from_flags
+from lineage_cli.model import EdgeType, NodeFlag, NodeKind, subtypes_from_flags
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK
 from lineage_cli.store.reader import Store
 
@@ -100,7 +102,10 @@ def to_events(
     for node, kind in enumerate(graph.kinds):
         if kind == NodeKind.TRANSFORMATION and (only is None or node in only):
             statement = graph.statements.get(node) or _Statement()
-            events.append(_event(graph, node, statement, store.provenance(node), naming))
+            event = _event(graph, node, statement, store.provenance(node), naming)
+            if store.array("node_flags")[node] & NodeFlag.APPROXIMATE.bit:
+                event["run"]["facets"][STATEMENT_FACET]["approximate"] = True
+            events.append(event)
     return events
 
 

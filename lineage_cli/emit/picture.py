@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lineage_cli.emit.style import FREQUENCY_DASHES, frequency_dash, is_dashed, is_declared, rows_width
+from lineage_cli.emit.style import (
+    FREQUENCY_DASHES,
+    frequency_dash,
+    is_approximate,
+    is_dashed,
+    is_declared,
+    rows_width,
+)
 from lineage_cli.walk.result import LineageResult, ResultEdge
 
 # Container kinds drawn as a table holding its columns (DOT: one HTML-table node with a port per column).
@@ -50,12 +57,12 @@ class Picture:
     volumes: dict[tuple[str, str], Volume] = field(default_factory=dict)  # (source, target) -> its statement's
 
     def line(self, edge: ResultEdge) -> tuple[float, str]:
-        """Width and dash of ``edge``: dotted when declared, else from its statement's volume where known, else by
-        its type."""
+        """Width and dash of ``edge``: dotted when declared or approximate, else from its statement's volume where
+        known, else by its type."""
         volume = self.volumes.get((edge.source, edge.target), NO_VOLUME)
         width = 1.0 if volume.rows is None else rows_width(volume.rows)
         dash = frequency_dash(volume.frequency) if volume.frequency is not None else None
-        if is_declared(edge):
+        if is_declared(edge) or is_approximate(edge):
             return width, "dotted"
         return width, dash or ("dashed" if is_dashed(edge) else "solid")
 

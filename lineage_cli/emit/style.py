@@ -136,6 +136,11 @@ def is_declared(edge: ResultEdge) -> bool:
     return "DECLARED" in edge.subtypes
 
 
+def is_approximate(edge: ResultEdge) -> bool:
+    """Lineage read from the tokens of a statement that did not parse: drawn dotted too, captioned APPROXIMATE."""
+    return "APPROXIMATE" in edge.subtypes
+
+
 def subtype_caption(edge: ResultEdge) -> str:
     """The edge label drawn in GraphML and DOT: its subtypes, or empty.
 

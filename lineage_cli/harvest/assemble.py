@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from lineage_cli.harvest.templates.params import is_parameterized
-from lineage_cli.model import EdgeType, Graph, Issue, NodeKind, Provenance, Subtype
+from lineage_cli.model import EdgeType, Graph, Issue, NodeFlag, NodeKind, Provenance, Subtype
 
 if TYPE_CHECKING:
     from lineage_cli.store.arrays import GraphArrays
@@ -36,6 +36,7 @@ class StatementLike(Protocol):
 
     line: int
     type: str
+    approximate: bool  # read from the tokens of a statement that did not parse
 
     @property
     def columns(self) -> Sequence[ColumnTuple]: ...
@@ -62,6 +63,7 @@ class Harvest:
     files: int = 0
     statements: int = 0  # every statement parsed, lineage or not
     lineage_statements: int = 0
+    approximate_statements: int = 0  # of those: statements that did not parse, their tables read from tokens
     issues: list[Issue] = field(default_factory=list)
     seconds: float = 0.0
     cache_hits: int = 0
@@ -110,17 +112,20 @@ def add_script(
             continue  # a query: it reads, but adds no lineage
         made.extend(add_statement(into.graph, file, statement.line, statement))
         into.lineage_statements += 1
+        into.approximate_statements += statement.approximate
         into.statement_types[statement.type] += 1
     return made
 
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> list[str]:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
-    and the column edges into that target, each marked with the transformation.  Returns the
-    transformation nodes."""
+    and the column edges into that target, each marked with the transformation (flagged APPROXIMATE for a
+    statement that did not parse).  Returns the transformation nodes."""
     made = []
+    flags = NodeFlag.APPROXIMATE.bit if lineage.approximate else 0
     for write in lineage.writes:
-        transformation = graph.add_transformation(_free_name(graph, f"{file}:{line}"), Provenance(file, line))
+        name = _free_name(graph, f"{file}:{line}")
+        transformation = graph.add_transformation(name, Provenance(file, line), flags)
         made.append(transformation)
         add_dataset(graph, write.target, NodeKind.VIEW if write.is_view else NodeKind.TABLE)
         graph.add_edge(transformation, write.target, EdgeType.WRITE)

@@ -131,7 +131,9 @@ def _assemble(plan: Plan, outcomes: list[FileOutcome]) -> Harvest:
         made = add_script(result, outcome.statements, outcome.issues, outcome.file, outcome.lineage)
         result.defaults.update(outcome.defaults)
         if unit.step is not None:
-            apply_step(result, unit.step, made, [statement.writes for statement in outcome.lineage])
+            # a statement read approximately is not what a step's declared lineage is checked against: it gives way
+            exact = [statement.writes for statement in outcome.lineage if not statement.approximate]
+            apply_step(result, unit.step, made, exact)
     for step in plan.bare_steps:
         apply_step(result, step, [], None)
     for name in plan.datasets:
@@ -320,7 +322,7 @@ def _record(statement: StatementLineage) -> StatementRecord:
     """A statement's lineage as the cache keeps it, column edges as plain tuples."""
     writes = [WriteRecord(w.target, w.sources, w.is_view) for w in statement.writes]
     columns = [(e.source, e.target, e.kind, e.subtype) for e in statement.columns]
-    return StatementRecord(statement.line, statement.type, writes, columns)
+    return StatementRecord(statement.line, statement.type, writes, columns, statement.approximate)
 
 
 def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:

@@ -60,7 +60,7 @@ from lineage_cli.harvest.outcome import (
     outcome_from_data,
     string_map,
 )
-from lineage_cli.model import EdgeType, Graph, Issue, NodeKind
+from lineage_cli.model import EdgeType, Graph, Issue, NodeFlag, NodeKind
 from lineage_cli.store.layout import FORMAT_VERSION, TYPE_MASK
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ UNITS, SUMMARY, GRAPH = "units", "harvest", "graph"
 _FILES = frozenset((UNITS, SUMMARY, GRAPH))
 # Each file's first line: ``lineage-cache FORMAT VERSION NAME KEY LENGTH``.  A change to what a file holds bumps
 # the format; the tool's version is there too, as what the units' analyses hold changes with it.
-_MAGIC, _FORMAT = "lineage-cache", 1
+_MAGIC, _FORMAT = "lineage-cache", 2
 _HEADER_LIMIT = 256  # bytes: a longer first line is no header of ours
 _KEY = re.compile(r"[0-9a-f]{64}")
 # What reading JSON data back raises: a CacheDataError or JSONDecodeError (ValueErrors), or nesting too deep.
@@ -245,6 +245,7 @@ class _Memo:
     files: int
     statements: int
     lineage_statements: int
+    approximate_statements: int
     issues: list[Issue]
     statement_types: Counter[str]
     defaults: dict[str, str]
@@ -253,7 +254,7 @@ class _Memo:
     edges: int
 
 
-_COUNTS = ("files", "statements", "lineage_statements", "nodes", "edges")
+_COUNTS = ("files", "statements", "lineage_statements", "approximate_statements", "nodes", "edges")
 _MEMO_FIELDS = frozenset((*_COUNTS, "issues", "statement_types", "defaults", "modules"))
 _FACT_TYPES = (str, int, float, bool, type(None))  # a module's facts: what a manifest entry says (rows, frequency, ...)
 
@@ -284,6 +285,7 @@ class HarvestMemo:
             files=memo.files,
             statements=memo.statements,
             lineage_statements=memo.lineage_statements,
+            approximate_statements=memo.approximate_statements,
             issues=memo.issues,
             statement_types=memo.statement_types,
             defaults=memo.defaults,
@@ -349,6 +351,7 @@ def _memo_data(result: Harvest, arrays: GraphArrays) -> dict[str, object]:
         "files": result.files,
         "statements": result.statements,
         "lineage_statements": result.lineage_statements,
+        "approximate_statements": result.approximate_statements,
         "issues": [issue_data(issue) for issue in result.issues],
         "statement_types": dict(result.statement_types),
         "defaults": result.defaults,
@@ -369,6 +372,7 @@ def _memo_from_data(data: Any) -> _Memo:
         data["files"],
         data["statements"],
         data["lineage_statements"],
+        data["approximate_statements"],
         issues_from_data(data["issues"]),
         Counter(types),
         string_map(data["defaults"]),
@@ -380,7 +384,7 @@ def _memo_from_data(data: Any) -> _Memo:
 
 # The graph's arrays as its file keeps them: the bytes of each, base64 in the JSON, in the dtype the reader
 # expects, counted in nodes or in edges.
-_NODE_ARRAYS = {"kinds": "u1", "containers": "<i4", "node_file": "<i4", "node_line": "<i4"}
+_NODE_ARRAYS = {"kinds": "u1", "containers": "<i4", "node_file": "<i4", "node_line": "<i4", "flags": "u1"}
 _EDGE_ARRAYS = {"sources": "<i4", "targets": "<i4", "attributes": "<u2", "statements": "<i4"}
 _GRAPH_FIELDS = frozenset(("names", "files", *_NODE_ARRAYS, *_EDGE_ARRAYS))
 
@@ -408,6 +412,7 @@ def _arrays_from_data(data: Any, nodes: int, edges: int) -> GraphArrays:
     arrays |= {name: _array(data[name], dtype, edges) for name, dtype in _EDGE_ARRAYS.items()}
     expect(bool(np.isin(arrays["kinds"], [kind.value for kind in NodeKind]).all()), "a node kind")
     expect(bool(np.isin(arrays["attributes"] & TYPE_MASK, [kind.value for kind in EdgeType]).all()), "an edge type")
+    expect(not (arrays["flags"] & (0xFF ^ sum(flag.bit for flag in NodeFlag))).any(), "a node flag")
     for name, low, high in (
         ("containers", -1, nodes),
         ("node_file", -1, len(files)),

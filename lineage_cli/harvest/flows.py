@@ -11,7 +11,8 @@ once the unit's SQL has been analysed:
 * with parsed lineage, the parsed lineage wins and every difference from the declared sources
   and targets is a warning at the step's line;
 * without it (no SQL, a missing file, SQL that does not parse or writes nothing), the declared
-  sources and targets become READ / WRITE edges flagged ``DECLARED``.
+  sources and targets become READ / WRITE edges flagged ``DECLARED``; lineage read approximately from a
+  statement that does not parse stays beside them, and is not compared with them.
 """
 
 from __future__ import annotations

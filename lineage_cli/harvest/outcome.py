@@ -17,7 +17,7 @@ from typing import Any
 
 from lineage_cli.harvest.assemble import ColumnTuple
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.model import Issue, Subtype
+from lineage_cli.model import PREDICATE_SUBTYPES, PROJECTION_SUBTYPES, Issue
 
 
 class CacheDataError(ValueError):
@@ -39,6 +39,7 @@ class StatementRecord:
     type: str
     writes: list[WriteRecord]
     columns: list[ColumnTuple] = field(default_factory=list)
+    approximate: bool = False  # read from the tokens of a statement that did not parse
 
 
 @dataclass(slots=True)
@@ -57,7 +58,8 @@ class FileOutcome:
 
 _OUTCOME_FIELDS = frozenset(("file", "statements", "issues", "lineage", "learned", "defaults"))
 _COLUMN_KINDS = frozenset(("projection", "predicate"))
-_SUBTYPES = frozenset(subtype.name for subtype in Subtype)  # what assembling a column edge looks up
+# what assembling a column edge looks up
+_SUBTYPES = frozenset(subtype.name for subtype in (*PROJECTION_SUBTYPES, *PREDICATE_SUBTYPES))
 _LAST_LINE = 2**31 - 1  # the store keeps a statement's line as an i4
 
 
@@ -68,7 +70,13 @@ def outcome_data(outcome: FileOutcome) -> dict[str, object]:
         "statements": outcome.statements,
         "issues": [issue_data(issue) for issue in outcome.issues],
         "lineage": [
-            [s.line, s.type, [[w.target, w.sources, w.is_view] for w in s.writes], list(chain.from_iterable(s.columns))]
+            [
+                s.line,
+                s.type,
+                [[w.target, w.sources, w.is_view] for w in s.writes],
+                list(chain.from_iterable(s.columns)),
+                s.approximate,
+            ]
             for s in outcome.lineage
         ],
         "learned": outcome.learned.to_data() if outcome.learned is not None else None,
@@ -110,14 +118,14 @@ def _issue_from_data(data: Any) -> Issue:
 
 
 def _statement_from_data(data: Any) -> StatementRecord:
-    expect(type(data) is list and len(data) == 4, "a statement")
-    line, kind, writes, columns = data
+    expect(type(data) is list and len(data) == 5, "a statement")
+    line, kind, writes, columns, approximate = data
     expect(type(line) is int and 0 <= line <= _LAST_LINE, "a statement's line")
-    expect(type(kind) is str and type(writes) is list, "a statement's type and writes")
+    expect(type(kind) is str and type(writes) is list and type(approximate) is bool, "a statement's type and writes")
     expect(type(columns) is list and len(columns) % 4 == 0 and only(columns, str), "a statement's column edges")
     expect(set(columns[2::4]) <= _COLUMN_KINDS and set(columns[3::4]) <= _SUBTYPES, "a column edge's kind or subtype")
     edges = list(zip(columns[0::4], columns[1::4], columns[2::4], columns[3::4], strict=True))
-    return StatementRecord(line, kind, [_write_from_data(write) for write in writes], edges)
+    return StatementRecord(line, kind, [_write_from_data(write) for write in writes], edges, approximate)
 
 
 def _write_from_data(data: Any) -> WriteRecord:

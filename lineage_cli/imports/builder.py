@@ -47,6 +47,7 @@ class ArraysBuilder:
     line: int = 0  # the input line being added
     containers: dict[int, int] = field(default_factory=dict)
     provenance: dict[int, tuple[str, int]] = field(default_factory=dict)
+    flags: dict[int, int] = field(default_factory=dict)  # node -> its NodeFlag bits, for the nodes that have any
     sources: array = field(default_factory=lambda: array("i"))
     targets: array = field(default_factory=lambda: array("i"))
     attributes: array = field(default_factory=lambda: array("H"))
@@ -164,7 +165,10 @@ class ArraysBuilder:
         )
         kinds = np.frombuffer(bytes(self.kinds), dtype="u1")[by_rank]
         first_lines = np.frombuffer(self.first_lines, dtype=np.int32)[by_rank]
-        return GraphArrays(names, kinds, containers, node_file, node_line, files, *edges), first_lines
+        flags = np.zeros(count, dtype="u1")
+        for node, bits in self.flags.items():
+            flags[rank[node]] = bits
+        return GraphArrays(names, kinds, containers, node_file, node_line, files, *edges, flags), first_lines
 
 
 _PENDING = 1 << 40  # above every node id: ``_intern``'s marker for a name met for the first time

@@ -24,7 +24,7 @@ from typing import Any
 
 from lineage_cli.facets import DATASET_TYPES, DIRECT_SUBTYPES, EDGE_FACET, INDIRECT_SUBTYPES, STATEMENT_FACET
 from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, quoted
-from lineage_cli.model import EdgeType, NodeKind, Subtype
+from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype
 
 # (OpenLineage DIRECT subtype, masking) -> projection subtype, and INDIRECT subtype -> predicate subtype
 _DIRECT = {pair: subtype for subtype, pair in DIRECT_SUBTYPES.items()}
@@ -56,6 +56,7 @@ class _Event:
     workflow: str | None
     inputs: list[_Dataset]
     outputs: list[_Dataset]
+    approximate: bool = False  # the statement did not parse: its tables were read from its tokens (our facet says)
 
 
 def openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
@@ -101,8 +102,10 @@ def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]]) -
     job_name = _text(_object(event, "job"), "name")
     run = event.get("run") if isinstance(event.get("run"), dict) else {}
     facets = run.get("facets") if isinstance(run.get("facets"), dict) else {}
+    approximate = False
     if STATEMENT_FACET in facets:
         statement, provenance = _own_statement(_object(facets, STATEMENT_FACET))
+        approximate = _object(facets, STATEMENT_FACET).get("approximate") is True
         module = job_name if job_name != statement else None
         parent = facets.get("parent")
         workflow = _text(_object(parent, "job"), "name") if module and isinstance(parent, dict) else None
@@ -119,6 +122,7 @@ def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]]) -
         workflow,
         inputs=[_dataset(item, output=False) for item in _list(event, "inputs")],
         outputs=[_dataset(item, output=True) for item in _list(event, "outputs")],
+        approximate=approximate,
     )
 
 
@@ -219,6 +223,8 @@ def _add(event: _Event, builder: ArraysBuilder) -> None:
         step = builder.transformation(event.statement, *event.provenance)
     else:
         step = builder.node(event.statement, NodeKind.TRANSFORMATION)
+    if event.approximate:
+        builder.flags[step] = builder.flags.get(step, 0) | NodeFlag.APPROXIMATE.bit
     if event.module:
         _member(builder, step, builder.node(event.module, NodeKind.MODULE))
         if event.workflow:

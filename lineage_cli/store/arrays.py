@@ -30,6 +30,7 @@ class GraphArrays:
     targets: np.ndarray  # i4 per edge
     attributes: np.ndarray  # u2 per edge: packed type + subtype flags
     statements: np.ndarray  # i4 per edge: transformation node, -1 none
+    flags: np.ndarray  # u1 per node: its ``NodeFlag`` bits
 
     @property
     def node_count(self) -> int:
@@ -56,6 +57,9 @@ def from_graph(graph: Graph) -> GraphArrays:
             containers[ids[name]] = ids[parent]
     count = len(graph.edges)
     edges = graph.edges
+    flags = np.zeros(len(names), dtype="u1")
+    for name, bits in graph.flags.items():
+        flags[ids[name]] = bits
     return GraphArrays(
         names=names,
         kinds=np.fromiter((graph.kinds[n] for n in names), dtype="u1", count=len(names)),
@@ -67,6 +71,7 @@ def from_graph(graph: Graph) -> GraphArrays:
         targets=np.fromiter((ids[t] for _, t, _, _ in edges), dtype="<i4", count=count),
         attributes=np.fromiter((pack_attributes(k, f) for (_, _, k, _), f in edges.items()), dtype="<u2", count=count),
         statements=np.fromiter((-1 if m is None else ids[m] for _, _, _, m in edges), dtype="<i4", count=count),
+        flags=flags,
     )
 
 
@@ -86,7 +91,8 @@ def to_graph(arrays: GraphArrays) -> Graph:
     for source, target, packed, made in zip(*columns, strict=True):
         key = (names[source], names[target], types[packed & TYPE_MASK], names[made] if made >= 0 else None)
         edges[key] = packed >> TYPE_BITS
-    return Graph(kinds, containers, provenance, edges)
+    flags = {names[node]: bits for node, bits in enumerate(arrays.flags.tolist()) if bits}
+    return Graph(kinds, containers, provenance, edges, flags)
 
 
 def from_store(store: Store) -> GraphArrays:
@@ -102,6 +108,7 @@ def from_store(store: Store) -> GraphArrays:
         targets=store.numpy_array("fwd_node").copy(),
         attributes=store.numpy_array("fwd_attr").copy(),
         statements=store.numpy_array("fwd_statement").copy(),
+        flags=store.numpy_array("node_flags").copy(),
     )
 
 
@@ -127,6 +134,7 @@ def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
     containers = np.full(len(names), -1, dtype="<i4")
     node_file = np.full(len(names), -1, dtype="<i4")
     node_line = np.zeros(len(names), dtype="<i4")
+    flags = np.zeros(len(names), dtype="u1")
     remapped = []
     for part in (first, second):
         ids = np.fromiter((index[n] for n in part.names), dtype=np.int64, count=part.node_count)
@@ -136,11 +144,14 @@ def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
         has_file = part.node_file >= 0
         node_file[ids[has_file]] = file_map[part.node_file[has_file]]
         node_line[ids[has_file]] = part.node_line[has_file]
+        flags[ids] |= part.flags
         statements = np.where(part.statements >= 0, ids[np.maximum(part.statements, 0)], -1)
         remapped.append((ids[part.sources], ids[part.targets], part.attributes, statements))
     sources, targets, attributes, statements = (np.concatenate(parts) for parts in zip(*remapped, strict=True))
     sources, targets, attributes, statements = dedupe_edges(sources, targets, attributes, statements)
-    return GraphArrays(names, kinds, containers, node_file, node_line, files, sources, targets, attributes, statements)
+    return GraphArrays(
+        names, kinds, containers, node_file, node_line, files, sources, targets, attributes, statements, flags
+    )
 
 
 def _fill(out: np.ndarray, ids: np.ndarray, values: np.ndarray, translate) -> None:  # noqa: ANN001

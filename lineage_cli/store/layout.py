@@ -14,7 +14,7 @@ from lineage_cli.errors import StoreError
 from lineage_cli.model import EdgeType
 
 MAGIC = b"LINEAGE\x00"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 ALIGNMENT = 8
 
 # magic, version, header size, node count, edge count, section count, body crc32, file size

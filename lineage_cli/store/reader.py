@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 VERIFY_ON_OPEN_BYTES = 32 * 1024 * 1024
 
 _REQUIRED = (
-    "node_kind", "node_role", "name_offsets", "names", "node_container", "node_file", "node_line",
+    "node_kind", "node_role", "name_offsets", "names", "node_container", "node_file", "node_line", "node_flags",
     "file_offsets", "files", "meta",
     "fwd_offsets", "fwd_split", "fwd_node", "fwd_attr", "fwd_statement",
     "bwd_offsets", "bwd_split", "bwd_node", "bwd_attr",

@@ -94,6 +94,7 @@ def _build_sections(graph: GraphArrays, meta: dict[str, object]) -> dict[str, np
         "node_container": graph.containers.astype("<i4"),
         "node_file": graph.node_file.astype("<i4"),
         "node_line": graph.node_line.astype("<i4"),
+        "node_flags": graph.flags.astype("u1"),
         "file_offsets": file_offsets,
         "files": file_blob,
         "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype="u1"),

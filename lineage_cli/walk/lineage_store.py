@@ -28,14 +28,16 @@ class LineageStore(Store):
         args: Iterable[str] = (),
         show_transformations: bool = False,
         predicates: bool = False,
+        exact: bool = False,
     ) -> LineageResult:
         """Everything ``direction`` ("up" or "down") of the named nodes (a name, a name without its schema,
         or a LIKE pattern): what ``lineage up`` / ``lineage down`` print.  ``walkplan`` is a built-in plan's
-        name, a plan file or a ``WalkPlan``; ``args`` turns on its rules marked ``when_arg``."""
+        name, a plan file or a ``WalkPlan``; ``args`` turns on its rules marked ``when_arg``; ``exact`` keeps
+        out the statements read approximately (``lineage up --exact``)."""
         from lineage_cli.walk.query import lineage  # the query modules load on the first query, not on open
 
         shown = (show_transformations, predicates)
-        return lineage(self, name_or_pattern, direction, depth, *shown, walkplan, frozenset(args))
+        return lineage(self, name_or_pattern, direction, depth, *shown, walkplan, frozenset(args), exact)
 
     up = partialmethod(lineage, "up")  # store.up(name_or_pattern, depth=None, walkplan=None, ...)
     down = partialmethod(lineage, "down")

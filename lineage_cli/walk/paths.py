@@ -45,14 +45,16 @@ def lineage_path(
     all_paths: bool = False,
     max_paths: int = DEFAULT_MAX_PATHS,
     show_transformations: bool = False,
+    exact: bool = False,
 ) -> PathAnswer:
     """The shortest path from ``source`` to ``target`` (every simple one with ``all_paths``, at most
-    ``max_paths``) under ``plan`` (by default the one ``lineage down source`` walks)."""
+    ``max_paths``) under ``plan`` (by default the one ``lineage down source`` walks); ``exact``: not through
+    the statements read approximately."""
     start, end = _one(store, source), _one(store, target)
     chosen = default_plan(store, [start], show_transformations, False) if plan is None else as_plan(plan)
-    graph = _Graph(plan_walk(store, [start], "down", chosen, args, depth), end)
+    graph = _Graph(plan_walk(store, [start], "down", chosen, args, depth, exact), end)
     if start not in graph.reaching:
-        raise NoPath(_no_path(store, start, end, chosen, args, depth))
+        raise NoPath(_no_path(store, start, end, chosen, args, depth, exact))
     paths, complete = graph.simple_paths(start, end, max_paths) if all_paths else ([graph.shortest(start, end)], True)
     return PathAnswer(answer(store, graph.walk_of(paths), [start, end], "path"), len(paths), complete)
 
@@ -64,12 +66,16 @@ def _one(store: Store, name: str) -> int:
     return nodes[0]
 
 
-def _no_path(store: Store, start: int, end: int, plan: WalkPlan, args: frozenset[str], depth: int | None) -> str:
+def _no_path(
+    store: Store, start: int, end: int, plan: WalkPlan, args: frozenset[str], depth: int | None, exact: bool
+) -> str:
     first, second = store.name(start), store.name(end)
     message = f"no path from {first} to {second} under the {plan.name} walkplan"
     if depth is not None:
         message += f" within {depth} hops"
-    if start in plan_walk(store, [end], "down", plan, args, depth).nodes:
+    if exact:
+        message += " through exact statements only"
+    if start in plan_walk(store, [end], "down", plan, args, depth, exact).nodes:
         message += f"; {second} is upstream of {first}: try `lineage path {second} {first}`"
     return message
 

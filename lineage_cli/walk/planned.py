@@ -13,7 +13,8 @@ or column-to-column hops whatever was folded or shown between them; a step shows
 the node it was reached from.  Each rule's conditions are checked on the edge and on the node it
 reaches, ``follow`` says whether the walk goes on from that node, and the nodes no rule collects are
 folded: the shown edges through them become one edge, of the path's type when all its edges have one
-type and ``flow`` otherwise, without subtypes.
+type and ``flow`` otherwise, without subtypes.  An ``exact`` walk never enters a statement read approximately
+(``NodeFlag.APPROXIMATE``: one that did not parse), so it runs as a general walk whatever its plan.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import re
 from collections import defaultdict, deque
 from collections.abc import Iterator
 
-from lineage_cli.model import EdgeType, NodeKind, Subtype, schema_of
+from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype, schema_of
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store, like_regex
 from lineage_cli.walk import shape
@@ -51,6 +52,7 @@ COLUMN = int(NodeKind.COLUMN)
 PREDICATE = int(EdgeType.PREDICATE)
 CONTAINS = pack_attributes(EdgeType.CONTAINS, 0)
 FLOW = int(EdgeType.FLOW)
+APPROXIMATE = NodeFlag.APPROXIMATE.bit
 
 
 # -- choosing and compiling a plan -------------------------------------------------------------------------
@@ -111,13 +113,15 @@ def plan_walk(
     plan: WalkPlan,
     args: frozenset[str] = frozenset(),
     depth: int | None = None,
+    exact: bool = False,
 ) -> Walk:
-    """The walk ``direction`` ("up" or "down") from ``starts`` under ``plan``: collected nodes, shown edges."""
+    """The walk ``direction`` ("up" or "down") from ``starts`` under ``plan``: collected nodes, shown edges;
+    ``exact``: not through the statements read approximately."""
     rules = plan.active(args)
-    fast = compile_plan(rules)
+    fast = None if exact else compile_plan(rules)
     if fast is not None:
         return _frontier_walk(store, starts, direction, fast, depth)
-    return _GeneralWalk(store, direction, rules, depth).run(starts)
+    return _GeneralWalk(store, direction, rules, depth, exact).run(starts)
 
 
 def _frontier_walk(store: Store, starts: list[int], direction: str, plan: FastPlan, depth: int | None) -> Walk:
@@ -250,12 +254,15 @@ Step = tuple[int, int, int, int, int, _Rule, int]
 class _GeneralWalk:
     """One walk under a plan's rules; ``run`` returns it as a ``Walk`` of collected nodes and shown edges."""
 
-    def __init__(self, store: Store, direction: str, rules: tuple[EdgeRule, ...], depth: int | None) -> None:
+    def __init__(
+        self, store: Store, direction: str, rules: tuple[EdgeRule, ...], depth: int | None, exact: bool = False
+    ) -> None:
         # only here: the frontier walk of every table query does not pay for their imports
         from lineage_cli.walk.edges import TypedEdges
         from lineage_cli.walk.predicates import PredicateTies
 
         self.store, self.kinds, self.depth, self.up = store, store.kinds, depth, direction == "up"
+        self.flags = store.array("node_flags") if exact else None  # an exact walk: the statements to keep out
         self.edges = TypedEdges(store)
         self.ties = PredicateTies(self.edges)
         # along (True: downstream) -> edge type -> rules
@@ -369,6 +376,8 @@ class _GeneralWalk:
         """Whether ``rule``'s conditions hold for the edge ``packed`` reaching ``node`` from ``hops`` data hops."""
         kind = self.kinds[node]
         if rule.kinds is not None and kind not in rule.kinds:
+            return False
+        if self.flags is not None and self.flags[node] & APPROXIMATE:
             return False
         if rule.flags and not (packed >> TYPE_BITS) & rule.flags:
             return False

@@ -70,12 +70,15 @@ def lineage(
     predicates: bool = False,
     plan: WalkPlan | str | None = None,
     args: frozenset[str] = frozenset(),
+    exact: bool = False,
 ) -> LineageResult:
     """Everything ``direction`` ("up" or "down") of the named nodes under ``plan`` (a plan, a built-in
-    plan's name or a plan file; by default chosen by the nodes' kind and the two flags), merged."""
+    plan's name or a plan file; by default chosen by the nodes' kind and the two flags), merged; ``exact``:
+    without the statements read approximately."""
     starts = resolve(store, name_or_pattern)
     chosen = default_plan(store, starts, show_transformations, predicates) if plan is None else as_plan(plan)
-    return answer(store, plan_walk(store, starts, direction, chosen, args, depth), sorted(starts), direction)
+    walk = plan_walk(store, starts, direction, chosen, args, depth, exact)
+    return answer(store, walk, sorted(starts), direction)
 
 
 def _closest(store: Store, wanted: str) -> list[str]:

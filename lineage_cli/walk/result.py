@@ -206,4 +206,6 @@ def _edge_dict(edge: ResultEdge) -> dict[str, object]:
     out: dict[str, object] = {"source": edge.source, "target": edge.target, "type": edge.type}
     if edge.subtypes:
         out["subtypes"] = list(edge.subtypes)
+        if "APPROXIMATE" in edge.subtypes:  # only statements that did not parse give it: tables read from tokens
+            out["approximate"] = True
     return out

@@ -11,7 +11,7 @@ from collections import defaultdict
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from lineage_cli.model import EdgeType, NodeKind, Subtype, subtypes_from_flags
+from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype, subtypes_from_flags
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store
 from lineage_cli.store.roles import node_roles
@@ -25,6 +25,11 @@ TRANSFORMATION = int(NodeKind.TRANSFORMATION)
 FLOW = pack_attributes(EdgeType.FLOW, 0)
 DECLARED_FLOW = pack_attributes(EdgeType.FLOW, Subtype.DECLARED.bit)
 DECLARED_BITS = Subtype.DECLARED.bit << TYPE_BITS  # the DECLARED flag inside packed attributes
+# An answer's mark (past the stored 16 bits) on the edges only statements read approximately give
+APPROXIMATE_FLOW = pack_attributes(EdgeType.FLOW, Subtype.APPROXIMATE.bit)
+APPROXIMATE_BITS = Subtype.APPROXIMATE.bit << TYPE_BITS
+APPROXIMATE_STEP = NodeFlag.APPROXIMATE.bit
+STATEMENT_TYPES = (int(EdgeType.READ), int(EdgeType.WRITE))
 LOW_32 = 0xFFFFFFFF
 KNOWN_FLAGS = sum(s.bit for s in Subtype)  # other flag bits do not show in an answer, so they cannot split an edge
 # An answer lists edges by source, target, then type *label*; this ranks types in label order.
@@ -35,7 +40,8 @@ LABEL_RANK = {int(t): rank for rank, t in enumerate(sorted(EdgeType, key=lambda 
 def fold(store: Store, walk: Walk) -> Walk:
     """Replace ``a -> t -> b`` by ``a -> b`` (type flow) for every transformation ``t`` in the walk.
 
-    A dataset's hop count becomes the number of dataset-to-dataset hops.
+    A dataset's hop count becomes the number of dataset-to-dataset hops.  Parsed lineage wins: a pair only
+    declared steps give is flagged DECLARED, one only statements read approximately give APPROXIMATE.
     """
     return _fold_arrays(store, walk) if walk.vectorized else _fold_lists(store, walk)
 
@@ -71,20 +77,24 @@ def _fold_lists(store: Store, walk: Walk) -> Walk:
         if attribute & DECLARED_BITS:
             declared_steps.add(target if kinds[target] == TRANSFORMATION else source)
     declared: set[int] = set()
+    approximate: set[int] = set()
+    flags = store.array("node_flags")
     for step in inputs.keys() & outputs.keys():
         pairs = {a << 32 | b for a in inputs[step] for b in outputs[step]}
-        (declared if step in declared_steps else direct).update(pairs)
+        if step in declared_steps:
+            declared.update(pairs)
+        else:
+            (approximate if flags[step] & APPROXIMATE_STEP else direct).update(pairs)
     kept = [
         (node, (hop + 1) // 2) for node, hop in zip(walk.nodes, walk.hops, strict=True) if kinds[node] != TRANSFORMATION
     ]
-    keys = _sorted_distinct_keys(list(direct | declared))
+    keys = _sorted_distinct_keys(list(direct | declared | approximate))
     return Walk(
         nodes=[node for node, _ in kept],
         hops=[hop for _, hop in kept],
         sources=[key >> 32 for key in keys],
         targets=[key & LOW_32 for key in keys],
-        # parsed lineage wins: a pair only declared steps give stays declared
-        attributes=[DECLARED_FLOW if key in declared and key not in direct else FLOW for key in keys],
+        attributes=[FLOW if key in direct else DECLARED_FLOW if key in declared else APPROXIMATE_FLOW for key in keys],
         ordered=True,
     )
 
@@ -121,20 +131,29 @@ def _fold_arrays(store: Store, walk: Walk) -> Walk:
     joined_b = b.take(_expand(low, count))
     flagged = (attributes & DECLARED_BITS) != 0
     declared_steps = _sorted_distinct(np.concatenate((targets[into_step & flagged], sources[from_step & flagged])))
-    by_declared = _within(declared_steps, np.repeat(step_in, count))
-    parsed = _keys(np.concatenate((sources[direct], joined_a[~by_declared])),
-                   np.concatenate((targets[direct], joined_b[~by_declared])))  # fmt: skip
-    # parsed lineage wins: a pair only declared steps give stays declared
+    joined_steps = np.repeat(step_in, count)
+    by_declared = _within(declared_steps, joined_steps)
+    by_approximate = ~by_declared & ((store.numpy_array("node_flags").take(joined_steps) & APPROXIMATE_STEP) != 0)
+    by_parsed = ~(by_declared | by_approximate)
+    parsed = _keys(np.concatenate((sources[direct], joined_a[by_parsed])),
+                   np.concatenate((targets[direct], joined_b[by_parsed])))  # fmt: skip
+    # parsed lineage wins: a pair only declared steps give stays declared, then approximate
     declared = _keys(joined_a[by_declared], joined_b[by_declared])
     declared = declared[~_within(parsed, declared)]
-    keys = _sorted_distinct(np.concatenate((parsed, declared)))
+    approximate = _keys(joined_a[by_approximate], joined_b[by_approximate])
+    approximate = approximate[~(_within(parsed, approximate) | _within(declared, approximate))]
+    keys = _sorted_distinct(np.concatenate((parsed, declared, approximate)))
     dataset = kinds.take(nodes) != TRANSFORMATION
+    marks = np.where(_within(declared, keys), DECLARED_FLOW, FLOW).astype(np.uint16)
     return Walk(
         nodes=nodes[dataset],
         hops=(hops[dataset] + 1) // 2,
         sources=(keys >> 32).astype(np.int64),
         targets=(keys & LOW_32).astype(np.int64),
-        attributes=np.where(_within(declared, keys), DECLARED_FLOW, FLOW).astype(np.uint16),
+        # (wider than the store's 16 bits only when an edge is approximate)
+        attributes=np.where(_within(approximate, keys), np.uint32(APPROXIMATE_FLOW), marks.astype(np.uint32))
+        if approximate.size
+        else marks,
         ordered=True,
     )
 
@@ -190,7 +209,37 @@ def _expand(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 # -- naming --------------------------------------------------------------------------------------------------
 def columns(store: Store, walk: Walk) -> ResultColumns:
     """The walk's nodes (by name) and distinct edges (by source, target, type, subtypes) as answer columns."""
+    walk = _approximate_marked(store, walk)
     return _columns_of_arrays(store, walk) if walk.vectorized else _columns_of_lists(store, walk)
+
+
+def _approximate_marked(store: Store, walk: Walk) -> Walk:
+    """``walk`` with the read and write edges of the statements read approximately that it shows marked
+    APPROXIMATE, as folding marks the edges only they give (the store flags their nodes, not their edges)."""
+    if walk.ordered:
+        return walk  # folded: no statement is left in it, and folding marked its edges
+    if walk.vectorized:
+        import numpy as np
+
+        nodes, hops, sources, targets, attributes = walk.columns()
+        flags = store.numpy_array("node_flags")
+        if not (flags.take(nodes) & APPROXIMATE_STEP).any():
+            return walk
+        touched = ((flags.take(sources) | flags.take(targets)) & APPROXIMATE_STEP) != 0
+        touched &= np.isin(attributes & TYPE_MASK, STATEMENT_TYPES)
+        wide = attributes.astype(np.uint32)
+        marked = np.where(touched, wide | np.uint32(APPROXIMATE_BITS), wide)
+        return Walk(nodes, hops, sources, targets, marked, walk.ordered)
+    flags = store.array("node_flags")
+    if not any(flags[node] & APPROXIMATE_STEP for node in walk.nodes):
+        return walk
+    marked = [
+        attribute | APPROXIMATE_BITS
+        if attribute & TYPE_MASK in STATEMENT_TYPES and (flags[source] | flags[target]) & APPROXIMATE_STEP
+        else attribute
+        for source, target, attribute in _edge_rows(walk)
+    ]
+    return Walk(walk.nodes, walk.hops, walk.sources, walk.targets, marked, walk.ordered)
 
 
 def _columns_of_lists(store: Store, walk: Walk) -> ResultColumns:

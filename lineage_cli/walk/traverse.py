@@ -134,8 +134,11 @@ class Walk:
         """``nodes, hops, sources, targets, attributes`` as numpy arrays (imports numpy)."""
         import numpy as np
 
-        dtypes = (np.int32, np.int32, np.int32, np.int32, np.uint16)
-        values = (self._nodes, self._hops, self._sources, self._targets, self._attributes)
+        # attributes: the store's u16, or wider in an answer that marks approximate edges (``shape.fold``)
+        attributes = self._attributes
+        wide = np.uint32 if isinstance(attributes, list) and max(attributes, default=0) > 0xFFFF else np.uint16
+        dtypes = (np.int32, np.int32, np.int32, np.int32, wide if isinstance(attributes, list) else None)
+        values = (self._nodes, self._hops, self._sources, self._targets, attributes)
         return tuple(np.asarray(v, dtype=d) for v, d in zip(values, dtypes, strict=True))  # type: ignore[return-value]
 
     def __eq__(self, other: object) -> bool:

@@ -32,7 +32,7 @@ PLAN_SUFFIXES = (".yaml", ".yml", ".json", ".xml")
 DIRECTIONS = ("forward", "backward", "both")
 EDGE_NAMES = {t.label: t for t in EdgeType}
 NODE_KINDS = {k.label for k in NodeKind}
-SUBTYPES = set(Subtype.__members__)
+SUBTYPES = set(Subtype.__members__) - {Subtype.APPROXIMATE.name}  # an answer's mark, on no stored edge: --exact
 _RULE_KEYS = {"edge", "direction", "follow", "collect_node", "collect_edge", "when_arg", "conditions"}
 _CONDITION_KEYS = {"node_kind", "name_like", "schema", "subtype", "max_depth"}
 

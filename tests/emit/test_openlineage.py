@@ -358,3 +358,25 @@ def test_an_event_warns_of_a_field_new_to_a_dataset_the_store_holds(tmp_path) ->
     outcome = CliRunner().invoke(cli, ["import", str(later), "--format", "openlineage", "--store", str(store)])
     warning = f"{later}:2: warning: column stg.orders.added is not in the store, though its table stg.orders is"
     assert outcome.exit_code == 0 and warning in outcome.output and "stg.orders.id " not in outcome.output
+
+
+def test_a_statement_read_approximately_says_so_and_reads_back_so(stores, tmp_path) -> None:
+    """A statement that did not parse claims no exactness: its run facet says ``approximate``, and an import
+    flags its statement again."""
+    from lineage_cli.model import NodeFlag
+
+    events = export(stores["columns"], tmp_path / "e.json")
+    facets = [e["run"]["facets"]["lineage_statement"] for e in events]
+    flagged = {f["name"] for f in facets if f.get("approximate")}
+    assert any(name.endswith("columns/approximate.sql:6") for name in flagged)  # its first case: a broken insert
+    assert all(f.get("approximate") in (None, True) for f in facets)
+    copy = tmp_path / "imported.lin"
+    outcome = CliRunner().invoke(
+        cli, ["import", str(tmp_path / "e.json"), "--format", "openlineage", "--store", str(copy)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    from lineage_cli.store.reader import open_store
+
+    store = open_store(copy)
+    names, flags = store.names(), store.array("node_flags")
+    assert {names[n] for n in range(store.node_count) if flags[n] & NodeFlag.APPROXIMATE.bit} == flagged

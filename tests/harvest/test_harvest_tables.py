@@ -12,6 +12,7 @@ from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.sql.script import analyze_script, harvest_text
+from lineage_cli.harvest.sql.statements import APPROXIMATE_NOTE
 from lineage_cli.model import EdgeType, Graph, NodeKind
 from tests.conftest import WAREHOUSE, generate_warehouse
 
@@ -251,6 +252,83 @@ def test_views_are_views_and_transformations_carry_provenance(tmp_path) -> None:
     assert steps[0].endswith("v.sql:3") and steps[1].endswith("v.sql:3#2")
 
 
+def _approximate(sql: str, dialect: str) -> list[tuple[str, list[str], list[str]]]:
+    """The statements of ``sql`` read approximately: type, targets, sources."""
+    script = analyze_script(sql, "x.sql", dialect)
+    return [(s.type, s.targets, s.sources) for s in script.lineage if s.approximate]
+
+
+def test_a_statement_that_does_not_parse_keeps_its_error_and_its_tables_approximately() -> None:
+    script = analyze_script("INSERT INTO mart.t SELECT a FROM stg.s WITH (FANCYHINT 7);\n", "x.sql", "postgres")
+    (error,) = script.issues
+    assert (error.level, error.line, error.col) == ("error", 1, 56)
+    assert error.message == f"Expecting ); {APPROXIMATE_NOTE}"
+    (statement,) = script.lineage
+    assert (statement.approximate, statement.targets, statement.sources, statement.columns) == (
+        True, ["mart.t"], ["stg.s"], []
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "expected"),
+    [
+        # the names are qualified as a parsed statement's: the USE before, folding, T-SQL's temporary marks
+        ("USE ods;\nINSERT INTO T SELECT a FROM `Src` ~~;", "hive", [("insert", ["ods.t"], ["ods.src"])]),
+        ("INSERT INTO #t SELECT a FROM [Dbo].[S] x, ##g WHERE a !! 1", "tsql", [("insert", ["#t"], ["##g", "dbo.s"])]),
+        ("INSERT @t (a) SELECT a FROM dbo.src WHERE ~~", "tsql", [("insert", ["@t"], ["dbo.src"])]),
+        # a FROM list goes on past what may follow a relation, up to its clauses
+        (
+            "INSERT INTO t SELECT * FROM ONLY p, s TABLESAMPLE SYSTEM (10) x, u FOR SYSTEM_TIME AS OF y, v "
+            "WHERE a IN (SELECT b FROM w) ~~",
+            "postgres",
+            [("insert", ["public.t"], ["public.p", "public.s", "public.u", "public.v", "public.w"])],
+        ),
+        # a function's FROM, IS DISTINCT FROM, a table function, DUAL and a derived table's alias are no tables
+        (
+            "INSERT INTO t SELECT EXTRACT(YEAR FROM d), TRIM(BOTH FROM x) FROM dual, generate_series(1, 2) g, "
+            "(SELECT * FROM s) q JOIN q2 ON q.a IS DISTINCT FROM q2.a ~~",
+            "oracle",
+            [("insert", ["t"], ["q2", "s"])],
+        ),
+        # an alias, a keyword or a CTE never becomes a table: `UPDATE q` writes no derived table's alias
+        ("UPDATE q SET a = 1 FROM (SELECT * FROM s) q WHERE ~~", "tsql", []),
+        ("WITH c AS (SELECT 1) DELETE FROM c WHERE ~~", "postgres", []),
+        ("INSERT INTO VALUES ~~", "postgres", []),
+        ("MERGE INTO (SELECT 1) USING s ON ~~", "postgres", []),
+        ("GRANT SELECT ON t FROM u ~~", "postgres", []),
+        # MERGE and UPDATE read their target, as parsed ones do; a join's USING lists columns, not tables
+        (
+            "MERGE INTO dw.t t USING stg.s s ON t.id = s.id WHEN MATCHED THEN UPDATE SET a = ~~",
+            "postgres",
+            [("merge", ["dw.t"], ["dw.t", "stg.s"])],
+        ),
+        (
+            "INSERT INTO dw.t SELECT * FROM stg.a JOIN stg.b USING (k) QUALIFY ~~",
+            "postgres",
+            [("insert", ["dw.t"], ["stg.a", "stg.b"])],
+        ),
+    ],
+)
+def test_the_approximate_reading_names_only_tables(sql: str, dialect: str, expected: list) -> None:
+    assert _approximate(sql, dialect) == expected
+
+
+def test_a_statement_that_does_not_tokenize_gives_no_lineage() -> None:
+    script = analyze_script("INSERT INTO t SELECT a FROM s WHERE x = 'unclosed;\n", "x.sql", "postgres")
+    assert script.lineage == []
+    assert [i.message.startswith("cannot tokenize") for i in script.issues] == [True]
+
+
+def test_approximate_statements_go_through_the_cache_records_as_they_are() -> None:
+    from lineage_cli.harvest.batch import _record
+    from lineage_cli.harvest.outcome import FileOutcome, outcome_data, outcome_from_data
+
+    script = analyze_script("INSERT INTO a.t SELECT x FROM a.s ~~;\nINSERT INTO a.u SELECT 1;\n", "x.sql", "hive")
+    outcome = FileOutcome("x.sql", lineage=[_record(s) for s in script.lineage])
+    back = outcome_from_data(json.loads(json.dumps(outcome_data(outcome))))
+    assert [(s.type, s.approximate) for s in back.lineage] == [("insert", True), ("insert", False)]
+
+
 def test_parse_errors_point_at_the_start_of_the_offending_token() -> None:
     script = analyze_script("INSERT INTO a.t SELECT * FROM a.s;\nINSERT INTO a.u SELECT FROM WHERE;\n", "f.sql", "hive")
     (error,) = script.issues
@@ -260,7 +338,11 @@ def test_parse_errors_point_at_the_start_of_the_offending_token() -> None:
 def test_a_missing_semicolon_is_an_error_where_the_dialect_needs_one() -> None:
     sql = "INSERT INTO a.t SELECT x FROM a.s\nINSERT INTO a.u SELECT y FROM a.s\n"
     hive, tsql = analyze_script(sql, "x.sql", "hive"), analyze_script(sql, "x.sql", "tsql")
-    assert ([i.line for i in hive.issues], hive.lineage) == ([2], [])
+    assert [i.line for i in hive.issues] == [2]
+    # the two inserts are one statement that does not parse: read approximately, as one writing both
+    assert [(s.type, s.targets, s.sources, s.approximate) for s in hive.lineage] == [
+        ("multi_insert", ["a.t", "a.u"], ["a.s"], True)
+    ]
     assert (tsql.issues, [s.targets for s in tsql.lineage]) == ([], [["a.t"], ["a.u"]])
 
 
@@ -364,7 +446,8 @@ def test_a_broken_query_held_in_a_string_is_an_error_at_the_statement_in_plain_w
 )
 def test_parse_errors_say_what_is_wrong_in_the_sql_not_in_sqlglot(sql, message) -> None:
     script = analyze_script(f"SELECT 1;\n{sql};\n", "x.sql", "hive")
-    assert [(i.line, i.message) for i in script.issues] == [(2, message)]
+    # each of them names its target: its tables are read approximately, and the message says so
+    assert [(i.line, i.message) for i in script.issues] == [(2, f"{message}; {APPROXIMATE_NOTE}")]
 
 
 def test_a_tokenizer_error_points_at_the_unclosed_quote_with_a_short_one_line_excerpt() -> None:

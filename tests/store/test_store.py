@@ -109,6 +109,7 @@ def test_slices_hold_table_level_edges_first_and_count_them(tmp_path_factory, ed
         targets=np.array([t for _, t, _, _ in edges], dtype="<i4"),
         attributes=np.array([int(k) for _, _, k, _ in edges], dtype="<u2"),
         statements=np.array([m for _, _, _, m in edges], dtype="<i4"),
+        flags=np.zeros(8, dtype="u1"),
     )
     path = tmp_path_factory.mktemp("s") / "g.lin"
     write_store(arrays, path, {})
@@ -343,3 +344,25 @@ def test_a_second_harvest_waits_for_the_first_and_says_so(tmp_path) -> None:
             raise
     out, err = waiting.communicate(timeout=120)
     assert waiting.returncode == 0 and f" -> {store} (" in out, err
+
+
+def test_a_statement_read_approximately_keeps_its_flag_through_the_store_and_a_merge(tmp_path) -> None:
+    """``node_flags``: the store keeps which statements were read approximately; reading, merging and rewriting
+    the store keep them."""
+    from lineage_cli.model import NodeFlag
+    from lineage_cli.store.arrays import from_graph, from_store, merge, to_graph
+
+    graph = Graph()
+    graph.add_node("a.s", NodeKind.TABLE)
+    graph.add_node("a.t", NodeKind.TABLE)
+    graph.add_transformation("x.sql:2", Provenance("x.sql", 2), NodeFlag.APPROXIMATE.bit)
+    graph.add_edge("a.s", "x.sql:2", EdgeType.READ)
+    graph.add_edge("x.sql:2", "a.t", EdgeType.WRITE)
+    writer.write_store(graph, tmp_path / "g.lin", {})
+    store = open_store(tmp_path / "g.lin")
+    assert list(store.array("node_flags")) == [0, 0, NodeFlag.APPROXIMATE.bit]  # a.s, a.t, x.sql:2
+    assert to_graph(from_store(store)) == graph
+    other = Graph()
+    other.add_transformation("y.sql:1", Provenance("y.sql", 1))
+    merged = to_graph(merge(from_store(store), from_graph(other)))
+    assert merged.flags == {"x.sql:2": NodeFlag.APPROXIMATE.bit}

@@ -155,7 +155,7 @@ def test_names_of_names_and_like_agree_with_the_plain_definitions(tmp_path_facto
     count = len(ordered)
     arrays = GraphArrays(
         ordered, np.ones(count, "u1"), np.full(count, -1, "<i4"), np.full(count, -1, "<i4"), np.zeros(count, "<i4"),
-        [], *(np.zeros(0, "<i4"),) * 2, np.zeros(0, "<u2"), np.zeros(0, "<i4"),
+        [], *(np.zeros(0, "<i4"),) * 2, np.zeros(0, "<u2"), np.zeros(0, "<i4"), np.zeros(count, "u1"),
     )  # fmt: skip
     path = tmp_path_factory.mktemp("names") / "g.lin"
     write_store(arrays, path, {})

@@ -143,3 +143,69 @@ def test_column_up_follows_projections_and_predicates_of_its_statement(store) ->
     assert ("rpt.v_sales_weekly", "rpt.v_sales_weekly.revenue_usd", "contains") in {
         (e.source, e.target, e.type) for e in gated.edges
     }
+
+
+# -- statements read approximately (a statement that did not parse) ----------------------------------------------
+APPROXIMATE_SQL = """INSERT INTO dw.mid SELECT a FROM stg.src;
+INSERT INTO dw.out SELECT a FROM dw.mid x WITH (FANCYHINT 7) QUALIFY ~~ 3;
+INSERT INTO dw.both SELECT a FROM dw.mid x WITH (FANCYHINT 7) QUALIFY ~~ 3;
+INSERT INTO dw.both SELECT a FROM dw.mid;
+INSERT INTO dw.out2 SELECT a FROM dw.mid;
+"""
+
+
+@pytest.fixture(scope="module")
+def approximate_store(tmp_path_factory):
+    from lineage_cli.harvest.assemble import Harvest
+    from lineage_cli.harvest.sql.script import harvest_text
+    from lineage_cli.store.writer import write_store
+
+    harvest = Harvest()
+    harvest_text(APPROXIMATE_SQL, "a.sql", harvest, "postgres")
+    path = tmp_path_factory.mktemp("approximate") / "graph.lin"
+    write_store(harvest.graph, path, {})
+    return open_store(path)
+
+
+@pytest.mark.parametrize("vectorize_from", [10**12, 0], ids=["lists", "arrays"])
+def test_edges_only_approximate_statements_give_are_marked_and_exact_walks_leave_them_out(
+    approximate_store, monkeypatch, vectorize_from
+) -> None:
+    from lineage_cli.walk import traverse
+
+    monkeypatch.setattr(traverse, "VECTORIZE_FROM_EDGES", vectorize_from)
+    marked = {(e.source, e.target): e.subtypes for e in lineage(approximate_store, "stg.src", "down").edges}
+    # dw.both is written by an exact statement too: parsed lineage wins
+    assert marked == {
+        ("stg.src", "dw.mid"): (),
+        ("dw.mid", "dw.out"): ("APPROXIMATE",),
+        ("dw.mid", "dw.both"): (),
+        ("dw.mid", "dw.out2"): (),
+    }
+    exact = lineage(approximate_store, "stg.src", "down", exact=True)
+    assert {(e.source, e.target) for e in exact.edges} == {
+        ("stg.src", "dw.mid"),
+        ("dw.mid", "dw.both"),
+        ("dw.mid", "dw.out2"),
+    }
+    assert {n.name for n in lineage(approximate_store, "dw.out", "up", exact=True).nodes} == {"dw.out"}
+    assert {n.name for n in lineage(approximate_store, "dw.out", "up").nodes} == {"dw.out", "dw.mid", "stg.src"}
+
+
+@pytest.mark.parametrize("vectorize_from", [10**12, 0], ids=["lists", "arrays"])
+def test_shown_statements_read_approximately_mark_their_reads_and_writes(
+    approximate_store, monkeypatch, vectorize_from
+) -> None:
+    from lineage_cli.walk import traverse
+
+    monkeypatch.setattr(traverse, "VECTORIZE_FROM_EDGES", vectorize_from)
+    result = lineage(approximate_store, "dw.out", "up", show_transformations=True)
+    marked = {(e.source, e.target, e.type): e.subtypes for e in result.edges}
+    assert marked == {
+        ("dw.mid", "a.sql:2", "read"): ("APPROXIMATE",),
+        ("a.sql:2", "dw.out", "write"): ("APPROXIMATE",),
+        ("stg.src", "a.sql:1", "read"): (),
+        ("a.sql:1", "dw.mid", "write"): (),
+    }
+    exact = lineage(approximate_store, "dw.both", "up", show_transformations=True, exact=True)
+    assert "a.sql:3" not in {n.name for n in exact.nodes} and "a.sql:4" in {n.name for n in exact.nodes}

@@ -93,6 +93,7 @@ def write_graph(path: Path, kinds: list[NodeKind], edges: list[tuple[int, int, i
         targets=np.array([t % nodes for _, t, _, _ in edges], dtype="<i4").reshape(count),
         attributes=np.array([pack_attributes(k, f) for _, _, k, f in edges], dtype="<u2").reshape(count),
         statements=np.full(count, -1, dtype="<i4"),
+        flags=np.zeros(nodes, dtype="u1"),
     )
     write_store(arrays, path, {})
     return open_store(path)

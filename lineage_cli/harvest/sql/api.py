@@ -55,7 +55,7 @@ def parse_sql(
 
 
 def _statement(file: str, lineage: StatementLineage) -> dict[str, Any]:
-    return {
+    statement = {
         "file": file,
         "line": lineage.line,
         "type": lineage.type,
@@ -66,6 +66,9 @@ def _statement(file: str, lineage: StatementLineage) -> dict[str, Any]:
             for e in lineage.columns  # column_lineage sorts them
         ],
     }
+    if lineage.approximate:  # a statement that did not parse (its error is in "errors"): tables read from its tokens
+        statement["approximate"] = True
+    return statement
 
 
 def _issues(issues: list[Issue], level: str) -> list[dict[str, Any]]:

@@ -6,7 +6,9 @@ schema catalog, at column level.  A statement that fails becomes an ``Issue`` wi
 and line; the analysis goes on with everything else.  ``analyze_template`` renders a
 template first and maps the names, lines and messages back to it.  Inside a trigger's body,
 the profile's ``trigger_row_tables`` (T-SQL's INSERTED / DELETED) stand for the trigger's
-table.  ``batch`` runs this over many files; ``assemble`` turns the lineage into the graph.
+table.  A statement that does not parse keeps its error, and the tables its tokens name become
+its approximate lineage (``statements/approximate.py``).  ``batch`` runs this over many files;
+``assemble`` turns the lineage into the graph.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from lineage_cli.harvest.sql.messages import internal_error, parse_error, readab
 from lineage_cli.harvest.sql.observe import observe
 from lineage_cli.harvest.sql.split import ParsedStatement, parse_script
 from lineage_cli.harvest.sql.statements import (
+    APPROXIMATE_NOTE,
     Context,
     StatementLineage,
     analyze_statement,
     nested_statements,
+    recover,
     routine_body,
     routine_parameters,
     unanalysed,
@@ -90,11 +94,22 @@ def analyze_script(
             _enter_trigger(ctx, triggers, parsed.line)
         ctx.routine_parameters = parsed.routine_parameters
         if parsed.error is not None:
-            script.issues.append(Issue(file, parsed.error_line or parsed.line, parsed.error, parsed.error_col))
+            _recover(parsed, file, ctx, script)
         elif parsed.expression is not None:
             for statement, line in nested_statements(parsed.expression, parsed.line):
                 _analyze_one(statement, line, file, ctx, script, catalog)
     return script
+
+
+def _recover(parsed: ParsedStatement, file: str, ctx: Context, script: ScriptAnalysis) -> None:
+    """A statement that did not parse: its error, and the tables its tokens name as approximate lineage."""
+    lineage = recover(parsed.tokens or [], ctx)
+    message = parsed.error or ""
+    if lineage is not None:
+        lineage.line = parsed.line
+        script.lineage.append(lineage)
+        message += f"; {APPROXIMATE_NOTE}"
+    script.issues.append(Issue(file, parsed.error_line or parsed.line, message, parsed.error_col))
 
 
 def _parsed_statements(sql: str, profile: DialectProfile, lines_before: int = 0) -> Iterator[ParsedStatement]:

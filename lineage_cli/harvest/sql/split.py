@@ -57,6 +57,7 @@ class ParsedStatement:
     error: str | None = None
     error_line: int | None = None
     error_col: int | None = None
+    tokens: list[Token] | None = None  # a statement whose parse failed: its tokens, to read its tables from
     # the names a routine whose body (a string) holds the statement gives it: its parameters; None outside
     routine_parameters: frozenset[str] | None = None
 
@@ -636,6 +637,7 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         if chunk[0].text.upper() == "DECLARE":  # MySQL's `DECLARE a, b INT`, which sqlglot does not read
             return _declared(chunk[0].line, chunk[1:])
         _record_parse_error(statement, error, chunk[0])
+        statement.tokens = chunk
         return statement
     except (RecursionError, ValueError, TypeError, AttributeError) as error:
         # sqlglot has crashed on odd input before; a crash here is one bad statement, not a bad run.

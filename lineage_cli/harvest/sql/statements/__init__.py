@@ -16,6 +16,7 @@ The handlers live by statement family:
 - ``session``: USE and DECLARE, which change how the later statements read;
 - ``opaque``: what sqlglot keeps as a command, read from its text, and the warnings for it;
 - ``routines``: control flow and routine bodies, whose statements are analysed one by one;
+- ``approximate``: the tables a statement that did not parse names, read from its tokens;
 
 over the shared ``context`` (the results and the ``Context``), ``datasets`` (which Table nodes are
 datasets, read or written) and ``locations`` (files named in place).
@@ -29,6 +30,7 @@ from typing import TypeVar, cast
 from sqlglot import exp
 
 from lineage_cli.harvest.sql.statements import changes, creates, inserts, loads, opaque, session
+from lineage_cli.harvest.sql.statements.approximate import APPROXIMATE_NOTE, recover
 from lineage_cli.harvest.sql.statements.context import Context, StatementLineage, Write, relation_name
 from lineage_cli.harvest.sql.statements.datasets import survey
 from lineage_cli.harvest.sql.statements.locations import file_location, placeholder_text
@@ -37,6 +39,7 @@ from lineage_cli.harvest.sql.statements.routines import nested_statements, routi
 from lineage_cli.harvest.sql.statements.session import apply_use
 
 __all__ = [
+    "APPROXIMATE_NOTE",
     "HANDLERS",
     "Context",
     "Handler",
@@ -47,6 +50,7 @@ __all__ = [
     "file_location",
     "nested_statements",
     "placeholder_text",
+    "recover",
     "relation_name",
     "routine_body",
     "routine_parameters",
