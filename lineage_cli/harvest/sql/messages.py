@@ -157,6 +157,12 @@ def token_error(sql: str, tokens: list[Token]) -> tuple[str, int, int]:
     return f"cannot tokenize the SQL from here (an unclosed quote or comment?): {excerpt(sql[start:])}", line, col
 
 
+def parser_failure(error: BaseException) -> str:
+    """sqlglot's parser raising something else than a ParseError on a statement (``a <#> b``, pgvector's operator,
+    gave a TypeError): to the user that is a statement it cannot read, not a fault of this tool's analysis."""
+    return f"the parser failed on this statement ({type(error).__name__}); it is read as unparseable"
+
+
 def internal_error(error: BaseException, what: str = "this statement") -> str:
     """A failure of our analysis (or of sqlglot's), which the user cannot fix: reported as a bug, by its kind."""
     return f"internal error analysing {what} (please report): {type(error).__name__}"

@@ -28,7 +28,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from lineage_cli.harvest.sql.loops import OpenLoops
-from lineage_cli.harvest.sql.messages import internal_error, parse_error, token_error
+from lineage_cli.harvest.sql.messages import parse_error, parser_failure, token_error
 from lineage_cli.harvest.sql.rewrites import (
     COMPOUND_ASSIGNMENT,
     KEYWORDLESS_INTERVAL,
@@ -640,8 +640,9 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
         statement.tokens = chunk
         return statement
     except (RecursionError, ValueError, TypeError, AttributeError) as error:
-        # sqlglot has crashed on odd input before; a crash here is one bad statement, not a bad run.
-        statement.error = internal_error(error)
+        # sqlglot has crashed on odd input before; a crash here is one bad statement, not a bad run, and one
+        # it cannot read: its tables are recovered from its tokens like those of a statement that fails to parse.
+        statement.error, statement.tokens = parser_failure(error), chunk
         return statement
     statement.expression = expressions[0] if expressions else None
     declaration = chunk[0].text.upper() == "DECLARE" and not isinstance(statement.expression, exp.Declare)
