@@ -83,12 +83,14 @@ def _add_table_edges(targets: dict[str, TargetLineage], target: str, sources: li
 def _add_column_edge(
     targets: dict[str, TargetLineage], source: str, target: str, kind: str, subtype: str, statement: StatementLineage
 ) -> None:
-    # A predicate edge ends at the table, a projection edge at one of its columns.
-    table = target if kind == "predicate" else _owner(statement.targets, target)
+    # A predicate edge ends at the table or (a condition or window shaping it) at one of its columns, a projection
+    # edge at one of its columns.
+    into_table = target in statement.targets
+    table = target if into_table else _owner(statement.targets, target)
     found = _target(targets, table, statement.line)
     key = (source, target, kind)
     found.edges[key] = found.edges.get(key, frozenset()) | {subtype}
-    if kind == "projection":
+    if not into_table:
         found.columns.add(target)
 
 

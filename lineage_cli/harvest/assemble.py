@@ -41,6 +41,9 @@ class StatementLike(Protocol):
     def columns(self) -> Sequence[ColumnTuple]: ...
 
     @property
+    def target_columns(self) -> Sequence[str]: ...
+
+    @property
     def writes(self) -> Sequence[WriteLike]: ...
 
 
@@ -116,8 +119,8 @@ def add_script(
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> list[str]:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
-    and the column edges into that target, each marked with the transformation.  Returns the
-    transformation nodes."""
+    the target's columns it writes (a column with no source too: ``'k' AS k``), and the column edges into
+    that target, each marked with the transformation.  Returns the transformation nodes."""
     made = []
     for write in lineage.writes:
         transformation = graph.add_transformation(_free_name(graph, f"{file}:{line}"), Provenance(file, line))
@@ -127,6 +130,7 @@ def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) ->
         for source in write.sources:
             add_dataset(graph, source)
             graph.add_edge(source, transformation, EdgeType.READ)
+        _add_written_columns(graph, lineage.target_columns, write.target, transformation)
         _add_column_edges(graph, lineage.columns, write.target, transformation)
     return made
 
@@ -169,22 +173,32 @@ def table_of(column: str) -> str:
 
 
 def _add_column_edges(graph: Graph, edges: Iterable[ColumnTuple], table: str, transformation: str) -> None:
-    """The column edges into ``table`` (into its columns, or into the table for a predicate), each marked with the
-    ``transformation``.  A harvest's hottest loop: column nodes are mostly known already, so the test for that is
-    inlined, and subtypes' bits are looked up in a dict."""
+    """The column edges into ``table``'s columns (projections, and the CONDITIONAL / WINDOW predicates that shape
+    a column) or into the table (every predicate), each marked with the ``transformation``.  A harvest's hottest
+    loop: column nodes are mostly known already, so the test for that is inlined, and subtypes' bits are looked up
+    in a dict."""
     kinds, add_edge = graph.kinds, graph.add_edge
     for source, target, kind, subtype in edges:
         if target != table and table_of(target) != table:
             continue
         if kinds.get(source) is not NodeKind.COLUMN:
             _column_node(graph, source)
-        if kind == "projection":
+        if target != table:  # into a column the transformation writes
             if kinds.get(target) is not NodeKind.COLUMN:
                 _column_node(graph, target)
-            add_edge(source, target, EdgeType.PROJECTION, _SUBTYPE_BITS[subtype], transformation)
             add_edge(transformation, target, EdgeType.COLUMN_WRITE, 0, transformation)
+        if kind == "projection":
+            add_edge(source, target, EdgeType.PROJECTION, _SUBTYPE_BITS[subtype], transformation)
         else:
             add_edge(source, target, EdgeType.PREDICATE, _SUBTYPE_BITS[subtype], transformation)
+
+
+def _add_written_columns(graph: Graph, columns: Iterable[str], table: str, transformation: str) -> None:
+    """``table``'s columns among the statement's target columns, each in its table and written by the
+    ``transformation``."""
+    for column in columns:
+        if table_of(column) == table:
+            graph.add_edge(transformation, _column_node(graph, column), EdgeType.COLUMN_WRITE, 0, transformation)
 
 
 def _column_node(graph: Graph, name: str) -> str:

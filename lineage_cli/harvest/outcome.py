@@ -39,6 +39,7 @@ class StatementRecord:
     type: str
     writes: list[WriteRecord]
     columns: list[ColumnTuple] = field(default_factory=list)
+    target_columns: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -68,7 +69,13 @@ def outcome_data(outcome: FileOutcome) -> dict[str, object]:
         "statements": outcome.statements,
         "issues": [issue_data(issue) for issue in outcome.issues],
         "lineage": [
-            [s.line, s.type, [[w.target, w.sources, w.is_view] for w in s.writes], list(chain.from_iterable(s.columns))]
+            [
+                s.line,
+                s.type,
+                [[w.target, w.sources, w.is_view] for w in s.writes],
+                list(chain.from_iterable(s.columns)),
+                s.target_columns,
+            ]
             for s in outcome.lineage
         ],
         "learned": outcome.learned.to_data() if outcome.learned is not None else None,
@@ -110,14 +117,15 @@ def _issue_from_data(data: Any) -> Issue:
 
 
 def _statement_from_data(data: Any) -> StatementRecord:
-    expect(type(data) is list and len(data) == 4, "a statement")
-    line, kind, writes, columns = data
+    expect(type(data) is list and len(data) == 5, "a statement")
+    line, kind, writes, columns, target_columns = data
     expect(type(line) is int and 0 <= line <= _LAST_LINE, "a statement's line")
     expect(type(kind) is str and type(writes) is list, "a statement's type and writes")
     expect(type(columns) is list and len(columns) % 4 == 0 and only(columns, str), "a statement's column edges")
     expect(set(columns[2::4]) <= _COLUMN_KINDS and set(columns[3::4]) <= _SUBTYPES, "a column edge's kind or subtype")
+    expect(type(target_columns) is list and only(target_columns, str), "a statement's target columns")
     edges = list(zip(columns[0::4], columns[1::4], columns[2::4], columns[3::4], strict=True))
-    return StatementRecord(line, kind, [_write_from_data(write) for write in writes], edges)
+    return StatementRecord(line, kind, [_write_from_data(write) for write in writes], edges, target_columns)
 
 
 def _write_from_data(data: Any) -> WriteRecord:

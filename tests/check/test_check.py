@@ -453,3 +453,12 @@ def test_a_file_not_in_utf8_is_checked_in_both_versions_with_a_warning(repo: Pat
     assert "ods.orders.customer is no longer written" in outcome.stdout
     declared = run("--base", "HEAD", "--encoding", "latin-1")
     assert "warning: byte" not in declared.stderr and "ods.orders.customer" in declared.stdout
+
+
+def test_a_condition_shaping_a_column_belongs_to_its_table_not_to_a_new_target() -> None:
+    from lineage_cli.check.diff import analyse
+
+    found = analyse("CREATE TABLE t AS SELECT IF(s.c = 'x', 1, 0) AS flag FROM s", "a.sql", "spark", SchemaCatalog())
+    assert list(found.targets) == ["default.t"]
+    (target,) = found.targets.values()
+    assert ("default.s.c", "default.t.flag", "predicate") in target.edges and target.columns == {"default.t.flag"}

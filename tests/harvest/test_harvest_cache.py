@@ -307,7 +307,7 @@ def _edges_to_nowhere(data: Any) -> Any:
 
 FILE_DAMAGE = {
     "a truncated units file": ("units", _on_disk(lambda data: data[: len(data) // 2])),
-    "a units file of another format": ("units", _on_disk(lambda data: data.replace(b" 1 ", b" 999 ", 1))),
+    "a units file of another format": ("units", _on_disk(lambda data: data.replace(b" 2 ", b" 999 ", 1))),
     "bytes after the units": ("units", _on_disk(lambda data: data + b"x")),
     "a summary's count as a string": ("harvest", _in_data(lambda data: {**data, "files": str(data["files"])})),
     "a summary as a list": ("harvest", _in_data(lambda data: [data])),
