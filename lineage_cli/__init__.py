@@ -180,7 +180,8 @@ def up(
             plan the node's kind and the two flags choose.
         args: The names that turn on a plan's rules marked ``when_arg`` (``--arg``).
         show_transformations: Keep the statements between datasets in the answer.
-        predicates: Follow predicate edges (columns read by WHERE, JOIN ON ...) as well.
+        predicates: Follow the predicate edges onto tables (columns read by WHERE, JOIN ON ...) as well; those
+            onto a column (the conditions and window keys that shape its value) are followed anyway.
 
     Returns:
         The ``LineageResult``: its ``nodes`` (with their depth) and ``edges``, in data-flow direction;
@@ -213,7 +214,8 @@ def down(
             the node's kind and the two flags choose.
         args: The names that turn on a plan's rules marked ``when_arg`` (``--arg``).
         show_transformations: Keep the statements between datasets in the answer.
-        predicates: Follow predicate edges (columns read by WHERE, JOIN ON ...) as well.
+        predicates: Follow the predicate edges onto tables (columns read by WHERE, JOIN ON ...) as well; those
+            onto a column (the conditions and window keys that shape its value) are followed anyway.
 
     Returns:
         The ``LineageResult``, edges in data-flow direction; ``to_dict()`` is the ``--format json`` document.
