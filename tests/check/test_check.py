@@ -462,3 +462,27 @@ def test_a_condition_shaping_a_column_belongs_to_its_table_not_to_a_new_target()
     assert list(found.targets) == ["default.t"]
     (target,) = found.targets.values()
     assert ("default.s.c", "default.t.flag", "predicate") in target.edges and target.columns == {"default.t.flag"}
+
+
+def test_dropping_a_column_of_literals_read_downstream_is_breaking(repo: Path) -> None:
+    edit(
+        repo / "sql" / "ods.sql",
+        "(id, amount, customer)\nSELECT o.id, o.amount, o.customer",
+        "(id, amount, customer, origin)\nSELECT o.id, o.amount, o.customer, 'pos'",
+    )
+    edit(
+        repo / "sql" / "rpt.sql",
+        "SELECT customer, total FROM mart.revenue",
+        "SELECT r.customer, r.total, o.origin FROM mart.revenue r JOIN ods.orders o ON o.customer = r.customer",
+    )
+    git(repo, "commit", "-q", "-am", "an origin column")
+    assert CliRunner().invoke(cli, ["harvest", "sql", "-q"]).exit_code == 0
+    edit(
+        repo / "sql" / "ods.sql",
+        "(id, amount, customer, origin)\nSELECT o.id, o.amount, o.customer, 'pos'",
+        "(id, amount, customer)\nSELECT o.id, o.amount, o.customer",
+    )
+    outcome = run()
+    assert outcome.exit_code == 1, outcome.output
+    assert "[LIN101 column-removed] ods.orders.origin is no longer written but rpt.top.origin read it" in outcome.output
+    assert "- ods.orders.origin (column)" in outcome.output
