@@ -181,7 +181,8 @@ def up(
             plan the node's kind and the two flags choose.
         args: The names that turn on a plan's rules marked ``when_arg`` (``--arg``).
         show_transformations: Keep the statements between datasets in the answer.
-        predicates: Follow predicate edges (columns read by WHERE, JOIN ON ...) as well.
+        predicates: Follow the predicate edges onto tables (columns read by WHERE, JOIN ON ...) as well; those
+            onto a column (the conditions and window keys that shape its value) are followed anyway.
         exact: Leave out the statements read approximately (that did not parse), as ``--exact`` does.
 
     Returns:
@@ -216,7 +217,8 @@ def down(
             the node's kind and the two flags choose.
         args: The names that turn on a plan's rules marked ``when_arg`` (``--arg``).
         show_transformations: Keep the statements between datasets in the answer.
-        predicates: Follow predicate edges (columns read by WHERE, JOIN ON ...) as well.
+        predicates: Follow the predicate edges onto tables (columns read by WHERE, JOIN ON ...) as well; those
+            onto a column (the conditions and window keys that shape its value) are followed anyway.
         exact: Leave out the statements read approximately (that did not parse), as ``--exact`` does.
 
     Returns:

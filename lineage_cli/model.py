@@ -37,9 +37,10 @@ class EdgeType(IntEnum):
     READ and WRITE form the table flow ``dataset -> transformation -> dataset``; FLOW is a
     direct ``dataset -> dataset`` edge from imported lineage; CONTAINS links a table to its
     columns; PROJECTION and PREDICATE are column lineage (``column -> column`` and
-    ``column -> table``).  MEMBER links a transformation to its module and a module to its
-    workflow (flow manifests); DEFAULT links a parameterized dataset (or column) to the real one
-    its placeholder's default value names.
+    ``column -> table``, and a CONDITIONAL / WINDOW predicate also ``column -> column``: the
+    condition or window key that shapes the column's value).  MEMBER links a transformation to its
+    module and a module to its workflow (flow manifests); DEFAULT links a parameterized dataset (or
+    column) to the real one its placeholder's default value names.
     """
 
     READ = 1

@@ -44,7 +44,8 @@ class TargetDiff:
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed or self.subtypes or self.status != "changed")
+        columns = self.columns_removed or self.columns_added  # a column of literals comes and goes with no edge
+        return bool(self.added or self.removed or self.subtypes or columns or self.status != "changed")
 
 
 def analyse(sql: str | None, file: str, dialect: str | None, catalog: SchemaCatalog) -> FileLineage:
@@ -62,6 +63,8 @@ def analyse(sql: str | None, file: str, dialect: str | None, catalog: SchemaCata
             _add_table_edges(result.targets, write.target, write.sources, statement.line)
         for edge in statement.columns:
             _add_column_edge(result.targets, edge.source, edge.target, edge.kind, edge.subtype, statement)
+        for column in statement.target_columns:  # a column of literals gets a value too
+            _target(result.targets, _owner(statement.targets, column), statement.line).columns.add(column)
     learned = own.learned_since(catalog)
     result.types = {table: dict(learned.types(table) or {}) for table in learned.tables()}
     # Where each table was declared: its statement's first token, as the parser placed it (not a search of the
@@ -85,12 +88,14 @@ def _add_table_edges(targets: dict[str, TargetLineage], target: str, sources: li
 def _add_column_edge(
     targets: dict[str, TargetLineage], source: str, target: str, kind: str, subtype: str, statement: StatementLineage
 ) -> None:
-    # A predicate edge ends at the table, a projection edge at one of its columns.
-    table = target if kind == "predicate" else _owner(statement.targets, target)
+    # A predicate edge ends at the table or (a condition or window shaping it) at one of its columns, a projection
+    # edge at one of its columns.
+    into_table = target in statement.targets
+    table = target if into_table else _owner(statement.targets, target)
     found = _target(targets, table, statement.line)
     key = (source, target, kind)
     found.edges[key] = found.edges.get(key, frozenset()) | {subtype}
-    if kind == "projection":
+    if not into_table:
         found.columns.add(target)
 
 

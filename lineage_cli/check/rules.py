@@ -68,6 +68,10 @@ def _diff_message(diff: TargetDiff) -> str:
     parts += [f"+ {_edge(key)}" for key in diff.added]
     parts += [f"- {_edge(key)}" for key in diff.removed]
     parts += [f"~ {_edge(key)}: {'/'.join(sorted(old))} -> {'/'.join(sorted(new))}" for key, old, new in diff.subtypes]
+    # a column written from literals alone has no edge to show it by
+    shown = {target for _, target, _ in (*diff.added, *diff.removed)}
+    parts += [f"+ {column} (column)" for column in diff.columns_added if column not in shown]
+    parts += [f"- {column} (column)" for column in diff.columns_removed if column not in shown]
     return "\n".join(parts)
 
 

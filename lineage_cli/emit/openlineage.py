@@ -208,7 +208,7 @@ def _datasets(graph: _Graph, statement: _Statement) -> tuple[list[int], list[int
     for source, target, _ in statement.predicates:
         if (table := graph.container(source)) is not None:
             inputs.add(table)
-            outputs.add(target)
+            outputs.add(target if graph.kinds[target] != NodeKind.COLUMN else graph.container(target))
     outputs.update(table for column in statement.columns if (table := graph.container(column)) is not None)
     return sorted(inputs), sorted(outputs)
 
@@ -239,11 +239,26 @@ def _output(graph: _Graph, dataset: int, statement: _Statement, naming: _Naming)
 
 
 def _column_lineage(graph: _Graph, dataset: int, statement: _Statement, naming: _Naming) -> dict[str, Any] | None:
-    """The statement's column edges into ``dataset``; every column it writes is a field, even one with no inputs."""
-    fields: dict[int, list[dict[str, Any]]] = {c: [] for c in statement.columns if graph.container(c) == dataset}
+    """The statement's column edges into ``dataset``; every column it writes is a field, even one with no inputs.
+
+    A field's inputs are its projections (DIRECT) and the conditions and windows that shape it (INDIRECT
+    CONDITIONAL / WINDOW), one input field per source column with all its transformations; the predicates onto
+    the table are the dataset-wide ``dataset`` inputs."""
+    steps: dict[int, dict[int, list[dict[str, Any]]]] = {
+        c: {} for c in statement.columns if graph.container(c) == dataset
+    }
     for source, target, bits in sorted(statement.projections):
-        if graph.container(target) == dataset and (table := graph.container(source)) is not None:
-            fields.setdefault(target, []).append(_input_field(graph, source, table, _direct(bits), naming))
+        if graph.container(target) == dataset and graph.container(source) is not None:
+            steps.setdefault(target, {}).setdefault(source, []).extend(_direct(bits))
+    for source, target, bits in sorted(statement.predicates):
+        if graph.container(target) == dataset and graph.container(source) is not None:
+            steps.setdefault(target, {}).setdefault(source, []).extend(_indirect(bits))
+    fields = {
+        column: [
+            _input_field(graph, source, graph.container(source), found[source], naming) for source in sorted(found)
+        ]
+        for column, found in steps.items()
+    }
     gates = [
         _input_field(graph, source, table, _indirect(bits), naming)
         for source, target, bits in sorted(statement.predicates)

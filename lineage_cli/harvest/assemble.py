@@ -42,6 +42,9 @@ class StatementLike(Protocol):
     def columns(self) -> Sequence[ColumnTuple]: ...
 
     @property
+    def target_columns(self) -> Sequence[str]: ...
+
+    @property
     def writes(self) -> Sequence[WriteLike]: ...
 
 
@@ -119,8 +122,9 @@ def add_script(
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> list[str]:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
-    and the column edges into that target, each marked with the transformation (flagged APPROXIMATE for a
-    statement that did not parse).  Returns the transformation nodes."""
+    the target's columns it writes (a column with no source too: ``'k' AS k``), and the column edges into
+    that target, each marked with the transformation (flagged APPROXIMATE for a statement that did not
+    parse).  Returns the transformation nodes."""
     made = []
     flags = NodeFlag.APPROXIMATE.bit if lineage.approximate else 0
     for write in lineage.writes:
@@ -132,6 +136,7 @@ def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) ->
         for source in write.sources:
             add_dataset(graph, source)
             graph.add_edge(source, transformation, EdgeType.READ)
+        _add_written_columns(graph, lineage.target_columns, write.target, transformation)
         _add_column_edges(graph, lineage.columns, write.target, transformation)
     return made
 
@@ -174,22 +179,32 @@ def table_of(column: str) -> str:
 
 
 def _add_column_edges(graph: Graph, edges: Iterable[ColumnTuple], table: str, transformation: str) -> None:
-    """The column edges into ``table`` (into its columns, or into the table for a predicate), each marked with the
-    ``transformation``.  A harvest's hottest loop: column nodes are mostly known already, so the test for that is
-    inlined, and subtypes' bits are looked up in a dict."""
+    """The column edges into ``table``'s columns (projections, and the CONDITIONAL / WINDOW predicates that shape
+    a column) or into the table (every predicate), each marked with the ``transformation``.  A harvest's hottest
+    loop: column nodes are mostly known already, so the test for that is inlined, and subtypes' bits are looked up
+    in a dict."""
     kinds, add_edge = graph.kinds, graph.add_edge
     for source, target, kind, subtype in edges:
         if target != table and table_of(target) != table:
             continue
         if kinds.get(source) is not NodeKind.COLUMN:
             _column_node(graph, source)
-        if kind == "projection":
+        if target != table:  # into a column the transformation writes
             if kinds.get(target) is not NodeKind.COLUMN:
                 _column_node(graph, target)
-            add_edge(source, target, EdgeType.PROJECTION, _SUBTYPE_BITS[subtype], transformation)
             add_edge(transformation, target, EdgeType.COLUMN_WRITE, 0, transformation)
+        if kind == "projection":
+            add_edge(source, target, EdgeType.PROJECTION, _SUBTYPE_BITS[subtype], transformation)
         else:
             add_edge(source, target, EdgeType.PREDICATE, _SUBTYPE_BITS[subtype], transformation)
+
+
+def _add_written_columns(graph: Graph, columns: Iterable[str], table: str, transformation: str) -> None:
+    """``table``'s columns among the statement's target columns, each in its table and written by the
+    ``transformation``."""
+    for column in columns:
+        if table_of(column) == table:
+            graph.add_edge(transformation, _column_node(graph, column), EdgeType.COLUMN_WRITE, 0, transformation)
 
 
 def _column_node(graph: Graph, name: str) -> str:

@@ -322,7 +322,9 @@ def _record(statement: StatementLineage) -> StatementRecord:
     """A statement's lineage as the cache keeps it, column edges as plain tuples."""
     writes = [WriteRecord(w.target, w.sources, w.is_view) for w in statement.writes]
     columns = [(e.source, e.target, e.kind, e.subtype) for e in statement.columns]
-    return StatementRecord(statement.line, statement.type, writes, columns, statement.approximate)
+    return StatementRecord(
+        statement.line, statement.type, writes, columns, statement.target_columns, statement.approximate
+    )
 
 
 def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:

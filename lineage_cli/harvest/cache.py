@@ -72,7 +72,7 @@ UNITS, SUMMARY, GRAPH = "units", "harvest", "graph"
 _FILES = frozenset((UNITS, SUMMARY, GRAPH))
 # Each file's first line: ``lineage-cache FORMAT VERSION NAME KEY LENGTH``.  A change to what a file holds bumps
 # the format; the tool's version is there too, as what the units' analyses hold changes with it.
-_MAGIC, _FORMAT = "lineage-cache", 2
+_MAGIC, _FORMAT = "lineage-cache", 3  # 2: a statement read approximately; 3: a statement's target columns
 _HEADER_LIMIT = 256  # bytes: a longer first line is no header of ours
 _KEY = re.compile(r"[0-9a-f]{64}")
 # What reading JSON data back raises: a CacheDataError or JSONDecodeError (ValueErrors), or nesting too deep.

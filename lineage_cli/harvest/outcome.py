@@ -39,6 +39,7 @@ class StatementRecord:
     type: str
     writes: list[WriteRecord]
     columns: list[ColumnTuple] = field(default_factory=list)
+    target_columns: list[str] = field(default_factory=list)
     approximate: bool = False  # read from the tokens of a statement that did not parse
 
 
@@ -75,6 +76,7 @@ def outcome_data(outcome: FileOutcome) -> dict[str, object]:
                 s.type,
                 [[w.target, w.sources, w.is_view] for w in s.writes],
                 list(chain.from_iterable(s.columns)),
+                s.target_columns,
                 s.approximate,
             ]
             for s in outcome.lineage
@@ -118,14 +120,16 @@ def _issue_from_data(data: Any) -> Issue:
 
 
 def _statement_from_data(data: Any) -> StatementRecord:
-    expect(type(data) is list and len(data) == 5, "a statement")
-    line, kind, writes, columns, approximate = data
+    expect(type(data) is list and len(data) == 6, "a statement")
+    line, kind, writes, columns, target_columns, approximate = data
     expect(type(line) is int and 0 <= line <= _LAST_LINE, "a statement's line")
     expect(type(kind) is str and type(writes) is list and type(approximate) is bool, "a statement's type and writes")
     expect(type(columns) is list and len(columns) % 4 == 0 and only(columns, str), "a statement's column edges")
     expect(set(columns[2::4]) <= _COLUMN_KINDS and set(columns[3::4]) <= _SUBTYPES, "a column edge's kind or subtype")
+    expect(type(target_columns) is list and only(target_columns, str), "a statement's target columns")
     edges = list(zip(columns[0::4], columns[1::4], columns[2::4], columns[3::4], strict=True))
-    return StatementRecord(line, kind, [_write_from_data(write) for write in writes], edges, approximate)
+    records = [_write_from_data(write) for write in writes]
+    return StatementRecord(line, kind, records, edges, target_columns, approximate)
 
 
 def _write_from_data(data: Any) -> WriteRecord:

@@ -4,7 +4,9 @@ The file holds JSON lines (what ``lineage export`` and OpenLineage's file transp
 JSON document, an event or an array of events.  Each event becomes a transformation that READs its
 inputs and WRITEs its outputs; ``schema`` facets give datasets their columns, ``datasetType`` tells
 views apart, and an output's ``columnLineage`` facet gives column edges: DIRECT inputs of a field
-are projection edges into it, INDIRECT ones predicate edges onto the output table.
+are projection edges into it, INDIRECT ones predicate edges onto the output table, and an INDIRECT
+CONDITIONAL or WINDOW input of a field also a predicate edge into the field (the condition or
+window that shapes its value).
 
 An event ``lineage export`` wrote names its statement, file and line in the ``lineage_statement``
 run facet, its module in the job name and its workflow in the ``parent`` facet, and READ / WRITE
@@ -31,6 +33,7 @@ _DIRECT = {pair: subtype for subtype, pair in DIRECT_SUBTYPES.items()}
 _INDIRECT = {subtype.name: subtype for subtype in INDIRECT_SUBTYPES}
 _KINDS = {(look["datasetType"], look.get("subType")): kind for kind, look in DATASET_TYPES.items()}
 _LINES = range(1, 1 << 31)  # the line numbers a store holds (int32)
+_SHAPING = Subtype.CONDITIONAL.bit | Subtype.WINDOW.bit  # the predicates that may end at a column
 
 
 class _Unusable(ValueError):
@@ -46,6 +49,7 @@ class _Dataset:
     written: list[str] = field(default_factory=list)  # output fields the columnLineage facet lists
     projections: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, field -> field, flags
     predicates: list[tuple[str, str, int]] = field(default_factory=list)  # table, field gating the dataset, flags
+    shaping: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, field shaping a field, flags
 
 
 @dataclass(slots=True)
@@ -183,8 +187,10 @@ def _column_lineage(dataset: _Dataset, facet: dict) -> None:
             for kind, flag in steps:
                 if kind == "DIRECT":
                     dataset.projections.append((source, column, target, flag))
-                else:
-                    dataset.predicates.append((source, column, flag))
+                    continue
+                if flag & _SHAPING:  # with its table-level twin, as a harvest gives them
+                    dataset.shaping.append((source, column, target, flag))
+                dataset.predicates.append((source, column, flag))
     for reference in _list(facet, "dataset"):
         source, column, steps = _reference(reference)
         for kind, flag in steps:
@@ -246,6 +252,9 @@ def _add(event: _Event, builder: ArraysBuilder) -> None:
             builder.edge(builder.column(source, column), target_column, EdgeType.PROJECTION, flag, step)
         for source, column, flag in dataset.predicates:
             builder.edge(builder.column(source, column), table, EdgeType.PREDICATE, flag, step)
+        for source, column, target, flag in dataset.shaping:
+            target_column = builder.column(dataset.name, target)
+            builder.edge(builder.column(source, column), target_column, EdgeType.PREDICATE, flag, step)
 
 
 def _member(builder: ArraysBuilder, member: int, group: int) -> None:

@@ -1,7 +1,9 @@
 """Every data node's role in the whole graph, computed once when the store is written.
 
-A *source* has no lineage edge (read, write, flow, projection, predicate) coming in anywhere, a
-*terminal* none going out, an *isolated* node neither.  Only datasets and columns have roles;
+A *source* has no lineage edge (read, write, flow, projection, predicate, column write) coming in
+anywhere, a *terminal* none going out, an *isolated* node neither.  A column its statement writes from
+literals alone (``'k' AS k``) has only its column write coming in: written, so no source, as a table
+a statement fills from VALUES is none.  Only datasets and columns have roles;
 containment, statement membership and parameter defaults are structure, not lineage, and do not count.
 A role is a fact about the whole store, not about an answer: the writer stores it as one byte per node
 (``node_role``), so an answer's roles cost a lookup per node instead of a scan of its edges
@@ -24,7 +26,14 @@ if TYPE_CHECKING:
 ROLES = ("source", "terminal", "isolated")
 # The stored code of a node's role: 1 * (no lineage in) + 2 * (no lineage out) for data nodes, 0 otherwise.
 ROLE_BY_CODE = (None, *ROLES)
-LINEAGE_TYPES = (EdgeType.READ, EdgeType.WRITE, EdgeType.FLOW, EdgeType.PROJECTION, EdgeType.PREDICATE)
+LINEAGE_TYPES = (
+    EdgeType.READ,
+    EdgeType.WRITE,
+    EdgeType.FLOW,
+    EdgeType.PROJECTION,
+    EdgeType.PREDICATE,
+    EdgeType.COLUMN_WRITE,
+)
 LINEAGE_MASK = sum(t.bit for t in LINEAGE_TYPES)
 DATA_KINDS = tuple(int(k) for k in NodeKind if k.is_dataset or k is NodeKind.COLUMN)
 

@@ -222,7 +222,7 @@ def _data_hops(walk: Walk) -> Walk:
 class _Rule:
     """An active rule compiled for the general walk: kinds as stored kind values, conditions as bits and a regex."""
 
-    __slots__ = ("edge", "collect", "follow", "show", "kinds", "flags", "pattern", "schemas", "max_depth")
+    __slots__ = ("edge", "collect", "follow", "show", "kinds", "flags", "pattern", "schemas", "max_depth", "ends")
 
     def __init__(self, rule: EdgeRule) -> None:
         conditions = rule.conditions
@@ -237,6 +237,7 @@ class _Rule:
             self.pattern = like_regex(conditions.name_like)
         self.schemas = conditions.schemas
         self.max_depth = conditions.max_depth
+        self.ends = frozenset(KIND_IDS[k] for k in conditions.target_kinds) or None  # None: any
 
 
 def _graph_directions(rule: EdgeRule, direction: str) -> tuple[bool, ...]:
@@ -340,12 +341,14 @@ class _GeneralWalk:
                 packed = attributes[index]
                 edge_type = packed & TYPE_MASK
                 rules = by_type.get(edge_type)
-                if rules is None or (tied and edge_type == PREDICATE):
+                if rules is None:
                     continue
                 neighbour = neighbours[index]
                 source, target = (node, neighbour) if along else (neighbour, node)
+                if tied and edge_type == PREDICATE and self.kinds[target] != COLUMN:
+                    continue  # onto a table: tied to its statement below; onto a column, a plain column hop
                 for rule in rules:
-                    if self._admits(rule, neighbour, packed, hops):
+                    if self._admits(rule, neighbour, packed, hops, target):
                         yield node, neighbour, source, target, packed, rule, hops
             if tied:
                 yield from self._predicates(node, along, by_type[PREDICATE], hops)
@@ -362,22 +365,25 @@ class _GeneralWalk:
         if along:
             for table, packed, columns in self.ties.gated(column):
                 for rule in rules:
-                    if self._admits(rule, table, packed, hops):
+                    if self._admits(rule, table, packed, hops, table):
                         yield column, table, column, table, packed, rule, hops
                         yield from ((table, other, table, other, CONTAINS, rule, hops) for other in columns)
             return
         for source, table, packed in self.ties.gating(column):
             for rule in rules:
-                if self._admits(rule, source, packed, hops):
+                if self._admits(rule, source, packed, hops, table):
                     yield column, table, table, column, CONTAINS, rule, hops
                     yield table, source, source, table, packed, rule, hops
 
-    def _admits(self, rule: _Rule, node: int, packed: int, hops: int) -> bool:
-        """Whether ``rule``'s conditions hold for the edge ``packed`` reaching ``node`` from ``hops`` data hops."""
+    def _admits(self, rule: _Rule, node: int, packed: int, hops: int, end: int) -> bool:
+        """Whether ``rule``'s conditions hold for the edge ``packed`` (stored as ending at ``end``) reaching ``node``
+        from ``hops`` data hops."""
         kind = self.kinds[node]
         if rule.kinds is not None and kind not in rule.kinds:
             return False
         if self.flags is not None and self.flags[node] & APPROXIMATE:
+            return False
+        if rule.ends is not None and self.kinds[end] not in rule.ends:
             return False
         if rule.flags and not (packed >> TYPE_BITS) & rule.flags:
             return False

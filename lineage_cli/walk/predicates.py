@@ -2,7 +2,9 @@
 
 A predicate edge points from a column to the *table* a statement writes, and gates every
 column that same statement writes (``transformation -COLUMN_WRITE-> column`` edges say
-which).  So upstream of ``t.c`` the predicates that count are those of the statements
+which).  (A CONDITIONAL or WINDOW predicate that shapes one column's value also points at
+that column: a plain column-to-column edge, which the walk follows like a projection.)  So
+upstream of ``t.c`` the predicates that count are those of the statements
 writing ``t.c``; downstream of a filtered column, the columns affected are those its
 statement writes.  The plan walk (``planned.py``) asks these functions whenever a
 ``predicate`` rule meets a column; other edges need no statement and are walked plainly.
@@ -10,7 +12,7 @@ statement writes.  The plan walk (``planned.py``) asks these functions whenever 
 
 from __future__ import annotations
 
-from lineage_cli.model import EdgeType
+from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.walk.edges import TypedEdges
 
 
@@ -40,10 +42,12 @@ class PredicateTies:
         ]
 
     def gated(self, column: int) -> list[tuple[int, int, list[int]]]:
-        """Downstream: ``(table, attributes, gated columns)`` for each predicate edge out of ``column``."""
+        """Downstream: ``(table, attributes, gated columns)`` for each predicate edge out of ``column`` onto a table."""
+        store = self.edges.store
         return [
             (table, attributes, self._gated_columns(table, statement))
             for table, attributes, statement in self.edges.out(column, EdgeType.PREDICATE)
+            if store.kind(table) is not NodeKind.COLUMN
         ]
 
     def _predicates_into(self, table: int) -> list[tuple[int, int, set[int]]]:

@@ -3,7 +3,8 @@
 Without a plan, table lineage walks the ``tables`` plan — ``dataset -> transformation -> dataset``
 (and direct ``flow`` edges from imported lineage), each transformation folded into ``flow`` edges
 between the datasets it reads and writes — or ``transformations``, which shows them; column lineage
-walks ``columns`` (projection edges) or ``columns-with-predicates`` (``planned.py``).
+walks ``columns`` (projection edges, and the predicate edges onto a column: the conditions and window keys
+that shape its value) or ``columns-with-predicates`` (``planned.py``).
 """
 
 from __future__ import annotations

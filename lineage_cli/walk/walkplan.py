@@ -34,7 +34,7 @@ EDGE_NAMES = {t.label: t for t in EdgeType}
 NODE_KINDS = {k.label for k in NodeKind}
 SUBTYPES = set(Subtype.__members__) - {Subtype.APPROXIMATE.name}  # an answer's mark, on no stored edge: --exact
 _RULE_KEYS = {"edge", "direction", "follow", "collect_node", "collect_edge", "when_arg", "conditions"}
-_CONDITION_KEYS = {"node_kind", "name_like", "schema", "subtype", "max_depth"}
+_CONDITION_KEYS = {"node_kind", "name_like", "schema", "subtype", "max_depth", "target_kind"}
 
 
 class PlanError(QueryError):
@@ -49,6 +49,7 @@ class Conditions(NamedTuple):
     schemas: frozenset[str] = frozenset()
     subtypes: frozenset[str] = frozenset()
     max_depth: int | None = None
+    target_kinds: frozenset[str] = frozenset()  # the kinds the stored edge may end at (its target); empty: any
 
 
 class EdgeRule(NamedTuple):
@@ -290,6 +291,7 @@ _XML_CONDITION_ATTRIBUTES = {
     "schema": "schema",
     "subtype": "subtype",
     "maxDepth": "max_depth",
+    "targetKind": "target_kind",
 }
 
 
@@ -310,7 +312,9 @@ def _xml_rule(element: tuple, origin: str) -> EdgeRule:
                 expected = _listing(_XML_CONDITION_ATTRIBUTES)
                 raise PlanError(f"{origin}:{child_line}: unknown condition {key}=; expected {expected}")
             field_name = _XML_CONDITION_ATTRIBUTES[key]
-            conditions[field_name] = value.split(",") if field_name in ("node_kind", "schema", "subtype") else value
+            conditions[field_name] = (
+                value.split(",") if field_name in ("node_kind", "schema", "subtype", "target_kind") else value
+            )
     if conditions:
         raw["conditions"] = conditions
     return build_rule(raw, origin, lambda key: line)
@@ -378,7 +382,8 @@ def _conditions(raw: Any, origin: str, line_of: Any) -> Conditions:
         except (TypeError, ValueError):
             raise PlanError(f"{at('max_depth')}: `max_depth`: expected a whole number, got {depth!r}") from None
     pattern = raw.get("name_like")
-    return Conditions(kinds, str(pattern).lower() if pattern is not None else None, schemas, subtypes, depth)
+    ends = _names(raw.get("target_kind"), NODE_KINDS, "target_kind", at("target_kind"), str.lower)
+    return Conditions(kinds, str(pattern).lower() if pattern is not None else None, schemas, subtypes, depth, ends)
 
 
 def _names(value: Any, allowed: set[str], key: str, where: str, fold: Any) -> frozenset[str]:

@@ -453,3 +453,36 @@ def test_a_file_not_in_utf8_is_checked_in_both_versions_with_a_warning(repo: Pat
     assert "ods.orders.customer is no longer written" in outcome.stdout
     declared = run("--base", "HEAD", "--encoding", "latin-1")
     assert "warning: byte" not in declared.stderr and "ods.orders.customer" in declared.stdout
+
+
+def test_a_condition_shaping_a_column_belongs_to_its_table_not_to_a_new_target() -> None:
+    from lineage_cli.check.diff import analyse
+
+    found = analyse("CREATE TABLE t AS SELECT IF(s.c = 'x', 1, 0) AS flag FROM s", "a.sql", "spark", SchemaCatalog())
+    assert list(found.targets) == ["default.t"]
+    (target,) = found.targets.values()
+    assert ("default.s.c", "default.t.flag", "predicate") in target.edges and target.columns == {"default.t.flag"}
+
+
+def test_dropping_a_column_of_literals_read_downstream_is_breaking(repo: Path) -> None:
+    edit(
+        repo / "sql" / "ods.sql",
+        "(id, amount, customer)\nSELECT o.id, o.amount, o.customer",
+        "(id, amount, customer, origin)\nSELECT o.id, o.amount, o.customer, 'pos'",
+    )
+    edit(
+        repo / "sql" / "rpt.sql",
+        "SELECT customer, total FROM mart.revenue",
+        "SELECT r.customer, r.total, o.origin FROM mart.revenue r JOIN ods.orders o ON o.customer = r.customer",
+    )
+    git(repo, "commit", "-q", "-am", "an origin column")
+    assert CliRunner().invoke(cli, ["harvest", "sql", "-q"]).exit_code == 0
+    edit(
+        repo / "sql" / "ods.sql",
+        "(id, amount, customer, origin)\nSELECT o.id, o.amount, o.customer, 'pos'",
+        "(id, amount, customer)\nSELECT o.id, o.amount, o.customer",
+    )
+    outcome = run()
+    assert outcome.exit_code == 1, outcome.output
+    assert "[LIN101 column-removed] ods.orders.origin is no longer written but rpt.top.origin read it" in outcome.output
+    assert "- ods.orders.origin (column)" in outcome.output

@@ -128,6 +128,33 @@ def test_column_lineage_is_direct_for_projections_and_indirect_for_predicates(st
     assert "revenue_usd" in schema and schema == sorted(schema)
 
 
+def test_conditions_and_windows_that_shape_a_field_are_its_indirect_inputs(stores, tmp_path) -> None:
+    events = export(stores["columns"], tmp_path / "e.json")
+    assert_valid_openlineage(tmp_path / "e.json")
+
+    def inputs(table: str, column: str) -> dict[str, list[dict]]:
+        (found,) = [
+            d["facets"]["columnLineage"]["fields"][column]["inputFields"]
+            for e in events
+            for d in e["outputs"]
+            if d["name"] == table and column in d["facets"].get("columnLineage", {}).get("fields", {})
+        ]
+        return {reference["field"]: reference["transformations"] for reference in found}
+
+    # IF(o.total >= 50, 0, o.shipping_fee) AS shipping
+    assert inputs("shop.order_summary", "shipping") == {
+        "shipping_fee": [{"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": False}],
+        "total": [{"type": "INDIRECT", "subtype": "CONDITIONAL"}],
+    }
+    # SUM(t.amount) OVER (PARTITION BY t.account_id ORDER BY t.txn_date) AS running_balance
+    window = [{"type": "INDIRECT", "subtype": "WINDOW"}]
+    assert inputs("mart.balance_history", "running_balance") == {
+        "account_id": window,
+        "amount": [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}],
+        "txn_date": window,
+    }
+
+
 def test_masking_subtypes_are_the_base_subtype_with_masking(stores, tmp_path) -> None:
     events = export(stores["columns"], tmp_path / "e.json")
     steps = [

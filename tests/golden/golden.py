@@ -2,7 +2,7 @@
 
 The format is described in ``fixtures/sql/columns/README.md``: blocks that start at
 ``-- title:``, header lines, the SQL, then optional ``-- tables:`` / ``-- errors:`` /
-``-- warnings:`` lines and ``-- expect:`` followed by one ``-- src -> dst KIND/SUBTYPE``
+``-- warnings:`` / ``-- columns:`` lines and ``-- expect:`` followed by one ``-- src -> dst KIND/SUBTYPE``
 line per edge.  Line 1 of a case is the first line after its headers.
 
 >>> case = next(c for c in load_cases() if c.file == "merge.sql")
@@ -20,7 +20,9 @@ from pathlib import Path
 from tests.conftest import REPO
 
 FOLDER = REPO / "fixtures" / "sql" / "columns"
-_META = re.compile(r"^--\s*(title|dialect|schema|vars|default_schema|tables|errors|warnings|expect):\s*(.*?)\s*$")
+_META = re.compile(
+    r"^--\s*(title|dialect|schema|vars|default_schema|tables|columns|errors|warnings|expect):\s*(.*?)\s*$"
+)
 HEADERS = {"dialect", "schema", "vars", "default_schema"}
 
 
@@ -34,6 +36,7 @@ class Case:
     default_schema: str | None = None
     sql_lines: list[str] = field(default_factory=list)
     tables: set[str] | None = None  # None: not asserted
+    columns: set[str] | None = None  # the target columns; None: not asserted
     errors: list[int] | None = None  # None: not asserted
     warnings: list[str] = field(default_factory=list)
     expected: list[str] = field(default_factory=list)  # as written: sorted "src -> dst KIND/SUBTYPE"
@@ -63,6 +66,8 @@ def _feed(case: Case, line: str) -> None:
         case.sql_lines.append(line)
     elif key == "tables":
         case.tables = {e.strip() for e in value.split(";") if e.strip()}
+    elif key == "columns":
+        case.columns = {c.strip() for c in value.split(";") if c.strip()}
     elif key == "errors":
         case.errors = sorted(int(n) for n in re.split(r"[,\s]+", value) if n)
     elif key == "warnings":
@@ -73,7 +78,7 @@ def _feed(case: Case, line: str) -> None:
         case.expected.append(" ".join(line[3:].split()))
     elif line.strip():
         raise ValueError(f"{case.id}: unexpected line {line!r}")
-    if key in ("tables", "errors", "warnings"):
+    if key in ("tables", "columns", "errors", "warnings"):
         case.state = "trailer"
 
 

@@ -3,7 +3,8 @@
 The expected edges were written by reasoning about the SQL against the rules in
 fixtures/sql/columns/README.md, never by pasting what an engine printed.  A case
 passes only on an exact match: the set of column edges over all statements, the
-table edges when ``-- tables:`` is given, the error lines when ``-- errors:`` is.
+table edges when ``-- tables:`` is given, the target columns when ``-- columns:`` is, the error
+lines when ``-- errors:`` is.
 """
 
 from __future__ import annotations
@@ -144,6 +145,8 @@ def test_golden_columns(case):
             for t in st["targets"]
         }
         assert sorted(tables) == sorted(case.tables)
+    if case.columns is not None:
+        assert sorted({c for st in statements for c in st["target_columns"]}) == sorted(case.columns)
     if case.errors is not None:
         assert sorted({error["line"] for error in result["errors"]}) == case.errors, result["errors"]
     for marker in case.warnings:

@@ -78,16 +78,19 @@ def test_generated_warehouse_column_ground_truth_in_the_store(tmp_path) -> None:
     truth = json.loads((out / "ground_truth_columns.json").read_text())
     order = ["IDENTITY", "TRANSFORMATION", "TRANSFORMATION_MASKING", "AGGREGATION", "AGGREGATION_MASKING"]
     projection: dict[tuple[str, str], int] = {}
-    predicate = set()
+    predicate, predicate_columns = set(), set()
     for source, target, kind, flags in column_triples(result.graph):
         names = [s.name for s in Subtype if flags & s.bit]
         if kind == "projection":
             best = max(order.index(n) for n in names)
             projection[(source, target)] = max(projection.get((source, target), 0), best)
+        elif result.graph.kinds[target] is NodeKind.COLUMN:
+            predicate_columns |= {(source, target, n) for n in names}
         else:
             predicate |= {(source, target, n) for n in names}
     assert {(s, t, order[i]) for (s, t), i in projection.items()} == {tuple(x) for x in truth["projection"]}
     assert predicate == {tuple(x) for x in truth["predicate"]}
+    assert predicate_columns == {tuple(x) for x in truth["predicate_columns"]}
 
 
 def test_cli_harvest_with_schema_vars_and_column_queries(tmp_path, monkeypatch) -> None:
@@ -202,3 +205,32 @@ def test_workers_are_capped_at_the_cpus_this_process_may_use(tmp_path, monkeypat
     result = harvest([tmp_path], jobs=64, columns=False)
     assert result.statements == 8
     assert started and max(started) == 2
+
+
+def test_conditions_and_window_keys_are_upstream_of_the_column_and_a_literal_column_exists(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.sql").write_text(
+        "CREATE TABLE t AS WITH c AS (SELECT s.id, s.c1, 'k' AS k FROM s) SELECT * FROM c;\n"
+        "CREATE TABLE u AS SELECT IF(t.c1 = 'x', 1, 0) AS flag,"
+        " ROW_NUMBER() OVER (PARTITION BY t.k ORDER BY t.id) AS rn FROM t;\n"
+    )
+    runner = CliRunner()
+    assert runner.invoke(cli, ["harvest", "a.sql", "--dialect", "spark", "-q"]).exit_code == 0
+    store = open_store(".lineage/graph.lin")
+    flag, rn = lineage(store, "default.u.flag", "up"), lineage(store, "default.u.rn", "up")
+    assert {(e.source, e.target, e.type, e.subtypes) for e in flag.edges} == {
+        ("default.s.c1", "default.t.c1", "projection", ("IDENTITY",)),
+        ("default.t.c1", "default.u.flag", "predicate", ("CONDITIONAL",)),
+    }
+    assert {(e.source, e.type, e.subtypes) for e in rn.edges if e.target == "default.u.rn"} == {
+        ("default.t.k", "predicate", ("WINDOW",)),
+        ("default.t.id", "predicate", ("WINDOW",)),
+    }
+    # the literal column is in its table and written by its statement: a node with no upstream, not unknown
+    up = runner.invoke(cli, ["up", "default.t.k", "--format", "json"])
+    assert up.exit_code == 0 and json.loads(up.output)["edges"] == []
+    assert store.container(store.find("default.t.k")) == store.find("default.t")
+    dot = runner.invoke(cli, ["up", "default.u.rn", "--format", "dot"]).output
+    assert '"default.t.k" -> "default.u.rn" [label="WINDOW", style="dashed"];' in dot

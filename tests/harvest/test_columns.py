@@ -105,6 +105,8 @@ def test_case_conditions_and_simple_case_operand_are_conditional():
         ("s.a", "t.k", P, TR),
         ("s.status", "t", Q, "CONDITIONAL"),
         ("s.kind", "t", Q, "CONDITIONAL"),
+        ("s.status", "t.amt", Q, "CONDITIONAL"),
+        ("s.kind", "t.k", Q, "CONDITIONAL"),
     }
 
 
@@ -125,9 +127,11 @@ def test_nvl2_and_decode():
     sql = "CREATE TABLE t AS SELECT NVL2(s.x, s.y, s.z) AS v, DECODE(s.c, 1, s.a, s.b) AS w FROM s"
     assert edges(sql, "oracle") == {
         ("s.x", "t", Q, "CONDITIONAL"),
+        ("s.x", "t.v", Q, "CONDITIONAL"),
         ("s.y", "t.v", P, TR),
         ("s.z", "t.v", P, TR),
         ("s.c", "t", Q, "CONDITIONAL"),
+        ("s.c", "t.w", Q, "CONDITIONAL"),
         ("s.a", "t.w", P, TR),
         ("s.b", "t.w", P, TR),
     }
@@ -155,6 +159,10 @@ def test_window_specs_are_window_predicates_and_ranking_has_no_source():
         ("s.v", "t.prev", P, TR),
         ("s.k", "t", Q, "WINDOW"),
         ("s.t", "t", Q, "WINDOW"),
+        ("s.k", "t.rn", Q, "WINDOW"),
+        ("s.t", "t.rn", Q, "WINDOW"),
+        ("s.k", "t.cum", Q, "WINDOW"),
+        ("s.t", "t.prev", Q, "WINDOW"),
     }
 
 
@@ -178,6 +186,29 @@ def test_named_window():
         ("public.s.v", "public.t.x", P, AG),
         ("public.s.k", "public.t", Q, "WINDOW"),
         ("public.s.d", "public.t", Q, "WINDOW"),
+        ("public.s.k", "public.t.x", Q, "WINDOW"),
+        ("public.s.d", "public.t.x", Q, "WINDOW"),
+    }
+
+
+def test_conditions_and_windows_shape_the_columns_their_values_reach():
+    # Through a CTE, a star, a derived table and a UNION branch; a window read only by WHERE shapes no column,
+    # and a condition on a derived column reads all of its bases.
+    sql = (
+        "INSERT INTO t (band, rn, copy, pick) WITH c AS (SELECT CASE WHEN s.amt > 10 THEN 'H' END AS band,"
+        " ROW_NUMBER() OVER (PARTITION BY s.k ORDER BY s.d) AS rn, s.v FROM s)"
+        " SELECT * FROM (SELECT c.band, c.rn, c.rn + 1 AS copy, IF(c.band = 'H', c.v, 0) AS pick FROM c"
+        " UNION ALL SELECT u.a, u.b, u.c, u.d FROM u) x"
+        " WHERE x.rn IN (SELECT ROW_NUMBER() OVER (PARTITION BY w.z) FROM w)"
+    )
+    shaped = {(e[0], e[1], e[3]) for e in edges(sql, "spark") if e[2] == Q and e[1] != "default.t"}
+    assert shaped == {
+        ("default.s.amt", "default.t.band", "CONDITIONAL"),
+        ("default.s.k", "default.t.rn", "WINDOW"),
+        ("default.s.d", "default.t.rn", "WINDOW"),
+        ("default.s.k", "default.t.copy", "WINDOW"),
+        ("default.s.d", "default.t.copy", "WINDOW"),
+        ("default.s.amt", "default.t.pick", "CONDITIONAL"),
     }
 
 
@@ -261,6 +292,7 @@ def test_aggregate_filter_and_ordered_aggregate():
         ("public.s.v", "public.t.v", P, AG),
         ("public.s.x", "public.t.xs", P, AG),
         ("public.s.ok", "public.t", Q, "CONDITIONAL"),
+        ("public.s.ok", "public.t.v", Q, "CONDITIONAL"),  # it decides which rows the sum adds up
         ("public.s.y", "public.t", Q, "SORT"),
     }
 
@@ -739,12 +771,17 @@ def test_documented_examples_are_what_the_engine_gives(sql, listed):
 _ORDER = [ID, TR, TM, AG, AM]
 
 
-def _harvest_columns(root: Path, dialect: str) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]], list]:
-    """Every column triple of a generated warehouse, DDL first, files in order, one catalog."""
+Triples = set[tuple[str, str, str]]
+
+
+def _harvest_columns(root: Path, dialect: str) -> tuple[Triples, Triples, Triples, list]:
+    """Every column triple of a generated warehouse, DDL first, files in order, one catalog: projection, predicate
+    to a table, predicate to a column."""
     catalog = SchemaCatalog.from_file(root / "schema.json")
     files = sorted((root / "ddl").glob("*.sql")) + sorted((root / "sql").rglob("*.sql"))
     best: dict[tuple[str, str], int] = {}
-    predicates: set[tuple[str, str, str]] = set()
+    predicates: Triples = set()
+    predicate_columns: Triples = set()
     issues = []
     for path in files:
         script = analyze_script(path.read_text(encoding="utf-8"), str(path), dialect, catalog=catalog)
@@ -754,18 +791,23 @@ def _harvest_columns(root: Path, dialect: str) -> tuple[set[tuple[str, str, str]
                 if edge.kind == P:  # the ground truth keeps the highest subtype of a pair over the corpus
                     key = (edge.source, edge.target)
                     best[key] = max(best.get(key, 0), _ORDER.index(edge.subtype))
-                else:
+                elif edge.target in lineage.targets:
                     predicates.add((edge.source, edge.target, edge.subtype))
-    return {(s, t, _ORDER[i]) for (s, t), i in best.items()}, predicates, issues
+                else:
+                    predicate_columns.add((edge.source, edge.target, edge.subtype))
+    return {(s, t, _ORDER[i]) for (s, t), i in best.items()}, predicates, predicate_columns, issues
 
 
 @pytest.mark.parametrize("dialect", ["hive", "spark", "postgres", "snowflake"])
 def test_generated_warehouse_matches_the_ground_truth_exactly(tmp_path, dialect):
     out = generate_warehouse(tmp_path / dialect, "--tables", "120", "--dialect", dialect)
     truth = json.loads((out / "ground_truth_columns.json").read_text())
-    projection, predicates, issues = _harvest_columns(out, dialect)
+    projection, predicates, predicate_columns, issues = _harvest_columns(out, dialect)
     assert issues == []
     expected_projection = {tuple(edge) for edge in truth["projection"]}
     expected_predicates = {tuple(edge) for edge in truth["predicate"]}
+    expected_predicate_columns = {tuple(edge) for edge in truth["predicate_columns"]}
     assert sorted(expected_projection - projection) == [] and sorted(projection - expected_projection) == []
     assert sorted(expected_predicates - predicates) == [] and sorted(predicates - expected_predicates) == []
+    assert sorted(expected_predicate_columns - predicate_columns) == []
+    assert sorted(predicate_columns - expected_predicate_columns) == []

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
 from lineage_cli.harvest.inputs.dbt import DbtError, load_dbt
+from lineage_cli.model import EdgeType
 from tests.conftest import REPO
 from tests.store.storeview import golden, read_store
 
@@ -767,3 +768,22 @@ def test_macro_files_with_unknown_filters_load_and_one_whose_top_level_fails_is_
         f"{project}/models/a.sql:1: warning: cannot load dbt macros {project}/macros/n.sql: division by zero;"
         " its macros are unknown"
     ]
+
+
+def test_a_column_of_literals_keeps_its_place_through_a_cte_and_a_star(tmp_path) -> None:
+    model = (
+        "with base as (select * from {{ ref('fct_customer_orders') }}),\n"
+        "typed as (select customer_id, case when order_count > 1 then 'returning' else 'new' end as customer_type,"
+        " 'shop' as origin from base)\n"
+        "select * from typed\n"
+    )
+    project = _uncompiled_shop(tmp_path, **{"models/marts/customer_types.sql": model})
+    code, lines, _ = _harvest_files(project)
+    assert code == 0 and not [line for line in lines if "customer_types.sql" in line], lines
+    view = read_store(project.parent / "graph.lin")
+    table = "public.customer_types"
+    columns = {f"{table}.{c}" for c in ("customer_id", "customer_type", "origin")}
+    assert {c for c, t in view.containers.items() if t == table} == columns
+    assert ("public.fct_customer_orders.order_count", f"{table}.customer_type", EdgeType.PREDICATE) in {
+        (s, t, k) for s, t, k, _ in view.edges
+    }

@@ -252,9 +252,10 @@ def test_templated_generated_warehouse_reproduces_the_ground_truth(tmp_path, dia
     truth = json.loads((out / "ground_truth.json").read_text())
     assert _table_edges(result.graph) == {tuple(edge) for edge in truth["table_edges"]}
     columns = json.loads((out / "ground_truth_columns.json").read_text())
-    projection, predicate = _column_triples(result.graph)
+    projection, predicate, predicate_columns = _column_triples(result.graph)
     assert projection == {tuple(edge) for edge in columns["projection"]}
     assert predicate == {tuple(edge) for edge in columns["predicate"]}
+    assert predicate_columns == {tuple(edge) for edge in columns["predicate_columns"]}
     assert not [n for n, k in result.graph.kinds.items() if k is NodeKind.PARAMETERIZED]
     workflows = {n for n, k in result.graph.kinds.items() if k is NodeKind.WORKFLOW}
     assert workflows == {entry.workflow for entry in manifest.entries}
@@ -264,17 +265,22 @@ def _table_edges(graph) -> set[tuple[str, str]]:
     return {(source, target) for source, target, _ in _flows(graph)}
 
 
-def _column_triples(graph) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
+Triples = set[tuple[str, str, str]]
+
+
+def _column_triples(graph) -> tuple[Triples, Triples, Triples]:
+    """Projection, predicate-to-table and predicate-to-column triples of the graph."""
     order = ["IDENTITY", "TRANSFORMATION", "TRANSFORMATION_MASKING", "AGGREGATION", "AGGREGATION_MASKING"]
     best: dict[tuple[str, str], int] = {}
-    predicate = set()
+    predicate, predicate_columns = set(), set()
     for (source, target, kind, _), flags in graph.edges.items():
         names = [s.name for s in Subtype if flags & s.bit]
         if kind is EdgeType.PROJECTION:
             best[(source, target)] = max(best.get((source, target), 0), *(order.index(n) for n in names))
         elif kind is EdgeType.PREDICATE:
-            predicate |= {(source, target, name) for name in names}
-    return {(s, t, order[i]) for (s, t), i in best.items()}, predicate
+            into = predicate_columns if graph.kinds[target] is NodeKind.COLUMN else predicate
+            into |= {(source, target, name) for name in names}
+    return {(s, t, order[i]) for (s, t), i in best.items()}, predicate, predicate_columns
 
 
 def test_declared_steps_stay_declared_through_folding_and_are_drawn_dotted(tmp_path) -> None:

@@ -7,7 +7,9 @@ tools name things differently by design, the answer is mapped to sqllineage's co
 * MERGE, UPDATE and DELETE list their target among their sources here (they read it to match rows);
 * sqllineage reports a script's ends: tables read and never written are sources, tables written and
   never read again are targets, intermediate ones neither (a self-loop is both);
-* its column lineage is end to end over projection edges: the first and last column of each path;
+* its column lineage is end to end over projection edges and the predicate edges onto a column (the CASE / IF
+  conditions and window keys that shape its value, which sqllineage reads as the column's sources too): the
+  first and last column of each path;
 * its switch ``SQLLINEAGE_LATERAL_COLUMN_ALIAS_REFERENCE=1`` makes a select alias visible later in its select
   list, which here is a fact of the dialect: its neutral SQL is then read as Teradata's (no default schema).
 """
@@ -50,7 +52,7 @@ def assert_column_lineage_equal(
         (_split_column(c["source"], sql), _split_column(c["target"], sql))
         for statement in result["statements"]
         for c in statement["columns"]
-        if c["kind"] == "projection"
+        if c["kind"] == "projection" or c["target"] in statement["target_columns"]
     }
     expected = {(_expected_column(s), _expected_column(t)) for s, t in column_lineages or ()}
     found = _end_to_end(edges)

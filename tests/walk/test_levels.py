@@ -11,7 +11,7 @@ from lineage_cli.cli import cli
 from lineage_cli.model import NodeKind, schema_of
 from lineage_cli.walk.levels import LEVELS, LevelError, load_datamarts, rollup
 from lineage_cli.walk.query import lineage
-from tests.walk.walks import REVENUE_UPSTREAM, closure, edges, golden_edges, nodes
+from tests.walk.walks import REVENUE_SHAPING, REVENUE_UPSTREAM, closure, edges, golden_edges, nodes
 
 
 def test_the_cli_offers_every_level() -> None:
@@ -25,8 +25,10 @@ def test_column_level_changes_nothing(store) -> None:
 
 def test_table_level_lifts_column_lineage_to_the_tables_it_runs_between(store) -> None:
     result = rollup(store, lineage(store, "rpt.v_sales_weekly.revenue_usd", "up"), "table")
-    table = {c: c.rsplit(".", 1)[0] for s, t, _ in REVENUE_UPSTREAM for c in (s, t)}
-    assert edges(result) == {(table[s], table[t], "projection") for s, t, _ in REVENUE_UPSTREAM}
+    walked = REVENUE_UPSTREAM | REVENUE_SHAPING
+    table = {c: c.rsplit(".", 1)[0] for s, t, _ in walked for c in (s, t)}
+    kind = {"WINDOW": "predicate", "CONDITIONAL": "predicate"}
+    assert edges(result) == {(table[s], table[t], kind.get(sub[0], "projection")) for s, t, sub in walked}
     assert nodes(result) == {(t, "view" if t.startswith("rpt.") else "table") for t in table.values()}
     assert result.roots == ["rpt.v_sales_weekly"]
     # two projections into ods.sales_line.net_amount... from one table merge into one edge, subtypes united

@@ -28,6 +28,7 @@ edges:
       subtype: [JOIN]
       schema: [dwh, mart]
       max_depth: 3
+      target_kind: [column]
   - edge: read
     collect_node: [table, view]
     follow: false
@@ -41,7 +42,7 @@ XML_PLAN = """\
 <lineageServerPlan name="filtered" description="values, and joins only when asked">
   <useEdge name="projection" direction="forward"/>
   <useEdge name="predicate" direction="both" collectEdge="false" conditionalOnArg="joins">
-    <condition subtype="JOIN" schema="dwh,mart" maxDepth="3"/>
+    <condition subtype="JOIN" schema="dwh,mart" maxDepth="3" targetKind="column"/>
   </useEdge>
   <useEdge name="read" collectNode="table,view" follow="false">
     <condition nodeKind="transformation" nameLike="etl/%"/>
@@ -65,6 +66,7 @@ def test_yaml_and_xml_forms_load_into_the_same_plan(tmp_path) -> None:
     assert predicate.edge is EdgeType.PREDICATE and predicate.direction == "both"
     assert predicate.conditions.subtypes == {"JOIN"} and predicate.conditions.schemas == {"dwh", "mart"}
     assert predicate.conditions.max_depth == 3 and predicate.collect_edge is False
+    assert predicate.conditions.target_kinds == {"column"}
     assert from_yaml.rules[2].collects("view") and not from_yaml.rules[2].collects("transformation")
 
 
@@ -87,6 +89,7 @@ def test_when_arg_rules_are_active_only_with_their_argument(tmp_path) -> None:
         ("name: x\nedges:\n  - edge: read\n    follow: maybe\n", 4, "true, false or a list of node kinds"),
         ("name: x\nedges:\n  - edge: read\n    colour: red\n", 4, "unknown rule field `colour`"),
         ("name: x\nedges:\n  - edge: read\n    conditions:\n      node_kind: [planet]\n", 5, "'planet' is not one of"),
+        ("name: x\nedges:\n  - edge: read\n    conditions:\n      target_kind: moon\n", 5, "`target_kind`: 'moon'"),
         (
             "name: x\nedges:\n  - edge: read\n    conditions:\n      schema: [a]\n      depth: 2\n",
             6,

@@ -19,6 +19,7 @@ from tests.conftest import WAREHOUSE
 from tests.store.storeview import read_store
 from tests.walk.walks import (
     OOZIE,
+    REVENUE_SHAPING,
     REVENUE_UPSTREAM,
     STATEMENTS,
     branchless,
@@ -75,11 +76,12 @@ def test_transformations_plan_depth_counts_dataset_hops(store) -> None:
     }
 
 
-def test_columns_plan_is_projection_lineage(store) -> None:
+def test_columns_plan_is_value_lineage_with_what_shapes_the_value(store) -> None:
     result = lineage(store, "rpt.v_sales_weekly.revenue_usd", "up", plan="columns")
-    assert {(e.source, e.target, e.subtypes) for e in result.edges} == REVENUE_UPSTREAM
-    assert {e.type for e in result.edges} == {"projection"}
-    assert {n.name for n in result.nodes} == {end for s, t, _ in REVENUE_UPSTREAM for end in (s, t)}
+    assert {(e.source, e.target, e.subtypes) for e in result.edges} == REVENUE_UPSTREAM | REVENUE_SHAPING
+    shaping = {(s, t) for s, t, subtypes in REVENUE_SHAPING if subtypes[0] in ("WINDOW", "CONDITIONAL")}
+    assert {(e.source, e.target) for e in result.edges if e.type == "predicate"} == shaping
+    assert {n.name for n in result.nodes} == {end for s, t, _ in REVENUE_UPSTREAM | REVENUE_SHAPING for end in (s, t)}
     assert lineage(store, "rpt.v_sales_weekly.revenue_usd", "up") == result  # the default for a column
 
 
@@ -100,6 +102,7 @@ def test_columns_with_predicates_ties_predicates_to_their_statement(store) -> No
         ("mart.sales_daily.region", "rpt.v_sales_daily.region", "projection"),
         ("rpt.v_sales_daily.region", "rpt.v_sales_weekly.region", "projection"),
         ("rpt.v_sales_daily.region", "rpt.v_sales_weekly", "predicate"),
+        ("rpt.v_sales_daily.region", "rpt.v_sales_weekly.revenue_ytd", "predicate"),  # its window's key
     } | {("rpt.v_sales_weekly", f"rpt.v_sales_weekly.{c}", "contains") for c in weekly}
     assert {(n.name, n.depth) for n in down.nodes if n.kind != "column"} == {("rpt.v_sales_weekly", 2)}
     assert lineage(store, "mart.sales_daily.region", "down", predicates=True) == down
@@ -145,7 +148,7 @@ def test_workflows_plan_shows_each_statement_s_module_and_workflow(flow) -> None
 # ------------------------------------------------------------------- the two walks, the two plan forms
 
 
-@pytest.mark.parametrize("name", ["tables", "transformations", "columns"])
+@pytest.mark.parametrize("name", ["tables", "transformations"])
 def test_the_general_walk_gives_what_the_frontier_walk_gives(store, name) -> None:
     plan = builtin_plan(name)
     assert compile_plan(plan.rules) is not None  # these go the fast way in lineage()
@@ -159,14 +162,15 @@ def test_the_general_walk_gives_what_the_frontier_walk_gives(store, name) -> Non
 
 
 def test_which_plans_take_the_frontier_walk() -> None:
-    fast = {name: compile_plan(builtin_plan(name).rules) for name in ("tables", "transformations", "columns")}
+    fast = {name: compile_plan(builtin_plan(name).rules) for name in ("tables", "transformations")}
     assert (fast["tables"].mask, fast["tables"].fold) == (
         EdgeType.READ.bit | EdgeType.WRITE.bit | EdgeType.FLOW.bit,
         True,
     )
-    assert fast["transformations"].fold is False and fast["columns"].mask == EdgeType.PROJECTION.bit
-    # predicates are tied to their statement, members are not data hops: both need the general walk
-    assert all(compile_plan(builtin_plan(n).rules) is None for n in ("columns-with-predicates", "impact", "workflows"))
+    assert fast["transformations"].fold is False
+    # predicates are tied to their statement or end at a column, members are not data hops: the general walk
+    general = ("columns", "columns-with-predicates", "impact", "workflows")
+    assert all(compile_plan(builtin_plan(n).rules) is None for n in general)
 
 
 YAML_PLAN = """\

@@ -76,6 +76,14 @@ REVENUE_UPSTREAM = {
     ("ods.web_event.revenue", "ods.web_session.revenue", ("AGGREGATION",)),
     ("stg.web_clickstream.events", "ods.web_event.revenue", ("TRANSFORMATION",)),
 }
+# What else shapes that value: window keys (LAST_VALUE(...) OVER (PARTITION BY currency ORDER BY date)) and a CASE
+# condition (SUM(CASE WHEN event_type = 'purchase' ...)), predicate edges onto the column, and their own upstream.
+REVENUE_SHAPING = {
+    ("stg.fx_rates.currency_code", "ods.fx_rate_daily.rate_to_usd", ("WINDOW",)),
+    ("stg.calendar.calendar_date", "ods.fx_rate_daily.rate_to_usd", ("WINDOW",)),
+    ("ods.web_event.event_type", "ods.web_session.revenue", ("CONDITIONAL",)),
+    ("stg.web_clickstream.events", "ods.web_event.event_type", ("TRANSFORMATION",)),
+}
 
 
 def write_graph(path: Path, kinds: list[NodeKind], edges: list[tuple[int, int, int, int]]) -> Store:

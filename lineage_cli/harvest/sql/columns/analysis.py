@@ -62,20 +62,24 @@ from lineage_cli.harvest.sql.statements import Context, StatementLineage, Write
 
 def column_lineage(
     lineage: StatementLineage, ctx: Context, catalog: SchemaCatalog
-) -> tuple[list[ColumnEdge], list[str]]:
-    """Every projection and predicate edge of one analysed statement, and the warnings met.
+) -> tuple[list[ColumnEdge], list[str], list[str]]:
+    """Every projection and predicate edge of one analysed statement, its target columns (each written column
+    once, in the order the statement writes them, those with no source too) and the warnings met.
 
     >>> import sqlglot
     >>> from lineage_cli.harvest.sql.statements import analyze_statement
     >>> from lineage_cli.profiles import load_profile
     >>> ctx = Context(load_profile("ansi"))
     >>> sql = "INSERT INTO t (total) SELECT SUM(s.amount) FROM s WHERE s.ok GROUP BY s.day"
-    >>> edges, warnings = column_lineage(analyze_statement(sqlglot.parse_one(sql), ctx), ctx, SchemaCatalog())
+    >>> edges, columns, warnings = column_lineage(analyze_statement(sqlglot.parse_one(sql), ctx), ctx, SchemaCatalog())
     >>> [(e.source, e.target, e.subtype) for e in edges]
     [('s.amount', 't.total', 'AGGREGATION'), ('s.day', 't', 'GROUP_BY'), ('s.ok', 't', 'FILTER')]
+    >>> columns
+    ['t.total']
     """
     edges: set[ColumnEdge] = set()
     warnings: list[str] = []
+    written: dict[str, None] = {}
     for write in lineage.writes:
         analysis = _Analysis(ctx, catalog, write.target)
         try:
@@ -83,8 +87,9 @@ def column_lineage(
         except RecursionError:  # a few thousand nested operators; the table lineage still stands
             analysis.warn(f"{write.target}: expression nested too deeply for column lineage")
         edges.update(analysis.edges())
+        written.update(analysis.written)
         warnings.extend(w for w in analysis.warnings if w not in warnings)
-    return sorted(edges, key=_edge_key), warnings
+    return sorted(edges, key=_edge_key), list(written), warnings
 
 
 def _edge_key(edge: ColumnEdge) -> tuple[str, str, str, str]:
@@ -128,6 +133,8 @@ class _Analysis:
         self.pending: list[_Block] = []
         self.projection: dict[tuple[str, str], int] = {}
         self.predicates: set[tuple[str, int]] = set()
+        self.shaping: set[tuple[str, str, int]] = set()  # (source, target column, CONDITIONAL | WINDOW)
+        self.written: dict[str, None] = {}  # the target columns, in the order written: a literal's too
         self.warnings: list[str] = []
         self.alias_order = ALIAS_AFTER_KNOWN
         self._bases: dict[str, _Lineage] = {}
@@ -159,6 +166,8 @@ class _Analysis:
             yield ColumnEdge(source, target, PROJECTION, _SUBTYPE_NAMES[level])
         for source, subtype in self.predicates:
             yield ColumnEdge(source, self.target, PREDICATE, _SUBTYPE_NAMES[subtype])
+        for source, target, subtype in self.shaping:
+            yield ColumnEdge(source, target, PREDICATE, _SUBTYPE_NAMES[subtype])
 
     # -- blocks -------------------------------------------------------------------------
 
@@ -285,11 +294,15 @@ class _Analysis:
 
     def project(self, lineage: _Lineage, column: str) -> None:
         target = f"{self.target}.{column}"
+        if column != STAR:  # (a star no schema expands is no column of the target)
+            self.written[target] = None
         projection = self.projection
         for source, level in lineage.values.items():
             key = (source, target)
             if projection.get(key, -1) < level:
                 projection[key] = level
+        if lineage.shaped:
+            self.shaping.update((source, target, subtype) for source, subtype in lineage.shaped)
 
     # -- the expression walk ------------------------------------------------------------
 
@@ -362,7 +375,7 @@ class _Analysis:
         self, node: exp.Expression, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
     ) -> None:
         """IF(c, a, b) / NVL2(x, a, b): the first argument decides, the branches are values."""
-        self.condition(node.this, block, acc, clauses)
+        self.condition(node.this, block, level, acc, clauses)
         raised = _raise(level, TRANSFORMATION)
         for key in ("true", "false"):
             if (branch := node.args.get(key)) is not None:
@@ -372,7 +385,7 @@ class _Analysis:
         self, node: exp.Window, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
     ) -> None:
         self.visit(node.this, block, level, acc, clauses)
-        self.window_spec(node, block, acc, clauses)
+        self.window_spec(node, block, level, acc, clauses)
 
     def _dot(
         self, node: exp.Dot, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
@@ -413,26 +426,40 @@ class _Analysis:
     ) -> None:
         """SUM(x) FILTER (WHERE c): c decides like a CASE condition."""
         self.visit(node.this, block, level, acc, clauses)
-        self.condition(node.expression, block, acc, clauses)
+        self.condition(node.expression, block, level, acc, clauses)
 
     def condition(
-        self, node: exp.Expression | None, block: _Block, acc: _Lineage | None, clauses: tuple[int, ...]
+        self,
+        node: exp.Expression | None,
+        block: _Block,
+        level: int | None,
+        acc: _Lineage | None,
+        clauses: tuple[int, ...],
     ) -> None:
-        """A CASE / IF / NVL2 / DECODE condition: CONDITIONAL, and part of the column's definition."""
+        """A CASE / IF / NVL2 / DECODE condition: CONDITIONAL, part of the column's definition, and on a value
+        path (``level`` set) a shaper of the value."""
         if node is not None:
-            self.visit(node, block, None, acc, clauses + (CONDITIONAL,) if CONDITIONAL not in clauses else clauses)
+            read = _shaper(level, acc)
+            self.visit(node, block, None, read, clauses + (CONDITIONAL,) if CONDITIONAL not in clauses else clauses)
+            _shaped_by(acc, read, CONDITIONAL)
 
-    def window_spec(self, window: exp.Window, block: _Block, acc: _Lineage | None, clauses: tuple[int, ...]) -> None:
+    def window_spec(
+        self, window: exp.Window, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
+    ) -> None:
+        """PARTITION BY / ORDER BY of a window: WINDOW, part of the column's definition, and on a value path a
+        shaper of the value (ROW_NUMBER() OVER (PARTITION BY k ORDER BY t) is made of k and t alone)."""
         spec_clauses = clauses if WINDOW in clauses else clauses + (WINDOW,)
+        read = _shaper(level, acc)
         for item in window.args.get("partition_by") or ():
-            self.visit(item, block, None, acc, spec_clauses)
+            self.visit(item, block, None, read, spec_clauses)
         if (order := window.args.get("order")) is not None:
-            self.visit(order, block, None, acc, spec_clauses)
+            self.visit(order, block, None, read, spec_clauses)
+        _shaped_by(acc, read, WINDOW)
         named = window.args.get("alias")
         if isinstance(named, exp.Identifier) and isinstance(block, _SelectBlock):  # OVER w ... WINDOW w AS (...)
             for definition in block.select.args.get("windows") or ():
                 if definition is not window and self.fold(definition.args.get("this")) == self.fold(named):
-                    self.window_spec(definition, block, acc, clauses)
+                    self.window_spec(definition, block, level, acc, clauses)
 
     def _case(
         self, node: exp.Case, block: _Block, level: int | None, acc: _Lineage | None, clauses: tuple[int, ...]
@@ -440,10 +467,10 @@ class _Analysis:
         if _is_desugared(node):  # a CASE the parser built from a plain function
             self._desugared(node, block, level, acc, clauses)
             return
-        self.condition(node.this, block, acc, clauses)  # the simple-CASE operand is compared, not returned
+        self.condition(node.this, block, level, acc, clauses)  # the simple-CASE operand is compared, not returned
         raised = _raise(level, TRANSFORMATION)
         for branch in node.args.get("ifs") or ():
-            self.condition(branch.this, block, acc, clauses)
+            self.condition(branch.this, block, level, acc, clauses)
             if (value := branch.args.get("true")) is not None:
                 self.visit(value, block, raised, acc, clauses)
         if (default := node.args.get("default")) is not None:
@@ -458,7 +485,7 @@ class _Analysis:
         for index, item in enumerate(items):
             is_default = index == len(items) - 1 and index % 2 == 1
             if index == 0 or (index % 2 == 1 and not is_default):
-                self.condition(item, block, acc, clauses)
+                self.condition(item, block, level, acc, clauses)
             else:
                 self.visit(item, block, raised, acc, clauses)
 
@@ -585,6 +612,18 @@ class _Analysis:
         names, position = source.names(), int(number.name) - 1
         known = names[: names.index(STAR)] if STAR in names else names
         return source.column(known[position] if position < len(known) else f"${number.name}", text)
+
+
+def _shaper(level: int | None, acc: _Lineage | None) -> _Lineage | None:
+    """Where a condition or window spec is read: on a value path, a lineage of its own, to tell what it shapes."""
+    return _Lineage() if level is not None and acc is not None else acc
+
+
+def _shaped_by(acc: _Lineage | None, read: _Lineage | None, subtype: int) -> None:
+    """What a condition or window spec on a value path read (``read``, from ``_shaper``) shapes ``acc``."""
+    if read is not acc and acc is not None and read is not None and read.conds:
+        acc.conds.update(read.conds)  # type: ignore[union-attr]
+        acc.shape([(base, subtype) for base in read.conds])
 
 
 # How ``_Analysis.visit`` walks each kind of expression: a new SQL construct is one entry here and one visitor.

@@ -96,7 +96,8 @@ class _Block:
             return found
         star = self._by_name.get(STAR)
         if star is not None:
-            return _Lineage({_star_column(table, name): level for table, level in star.values.items()}, star.conds)
+            columns = {_star_column(table, name): level for table, level in star.values.items()}
+            return _Lineage(columns, star.conds, star.shaped)
         return self.analysis.unresolved(name, text)
 
     def _renamed(self, names: list[str]) -> list[str]:

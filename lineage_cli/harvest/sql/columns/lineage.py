@@ -2,12 +2,15 @@
 
 A ``_Lineage`` is what the blocks compute for each output column and what the expression walk
 accumulates: the base columns on its value paths (``values``, each with its highest projection
-subtype) and those its expression reads elsewhere (``conds``).  The alias orders say where a
+subtype), those its expression reads elsewhere (``conds``), and those read by a CASE / IF condition
+or a window spec that sits on one of its value paths (``shaped``, with CONDITIONAL or WINDOW): they
+become predicate edges to the column itself.  The alias orders say where a
 clause's bare name looks for a select-list alias.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from lineage_cli.model import Subtype
@@ -34,7 +37,8 @@ _SUBTYPE_NAMES = {int(s): s.name for s in Subtype}
 
 
 class ColumnEdge(NamedTuple):
-    """One column-lineage edge: ``source`` column to ``target`` column (projection) or table (predicate).
+    """One column-lineage edge: ``source`` column to ``target`` column (projection, and a CONDITIONAL / WINDOW
+    predicate that shapes the column's value) or table (any predicate).
 
     A tuple, not a dataclass: a harvest sends, caches and reads back tens of thousands of them.
     """
@@ -45,14 +49,24 @@ class ColumnEdge(NamedTuple):
     subtype: str  # a Subtype name
 
 
+_NOTHING_SHAPED: frozenset[tuple[str, int]] = frozenset()  # shared until a column is shaped: most never are
+
+
 class _Lineage:
-    """Where one column's value comes from (``values``) and what else its expression reads (``conds``)."""
+    """Where one column's value comes from (``values``), what else its expression reads (``conds``), and which
+    of those a condition or window on a value path reads (``shaped``: (base column, CONDITIONAL | WINDOW))."""
 
-    __slots__ = ("values", "conds", "_bases")
+    __slots__ = ("values", "conds", "shaped", "_bases")
 
-    def __init__(self, values: dict[str, int] | None = None, conds: set[str] | frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        values: dict[str, int] | None = None,
+        conds: set[str] | frozenset[str] | None = None,
+        shaped: set[tuple[str, int]] | frozenset[tuple[str, int]] = _NOTHING_SHAPED,
+    ) -> None:
         self.values: dict[str, int] = values if values is not None else {}
         self.conds: set[str] | frozenset[str] = conds if conds is not None else set()
+        self.shaped: set[tuple[str, int]] | frozenset[tuple[str, int]] = shaped
         self._bases: frozenset[str] | None = None
 
     @property
@@ -72,9 +86,25 @@ class _Lineage:
                 values[column] = subtype
         if other.conds:
             self.conds.update(other.conds)  # type: ignore[union-attr]
+        if other.shaped:  # a condition on a value path of ``other`` shapes this value too
+            self.shape(other.shaped)
+
+    def shape(self, shaped: Iterable[tuple[str, int]]) -> None:
+        """Add (base column, CONDITIONAL | WINDOW) pairs read by a condition or window on a value path."""
+        if type(self.shaped) is set:
+            self.shaped.update(shaped)
+        else:
+            self.shaped = set(self.shaped).union(shaped)
 
     def raised(self, level: int) -> _Lineage:
-        return _Lineage({c: max(s, level) for c, s in self.values.items()}, set(self.conds))
+        return _Lineage({c: max(s, level) for c, s in self.values.items()}, set(self.conds), self._shaped_copy())
+
+    def copy(self) -> _Lineage:
+        """A lineage of its own to merge into (``merge`` changes its sets in place)."""
+        return _Lineage(dict(self.values), set(self.conds), self._shaped_copy())
+
+    def _shaped_copy(self) -> set[tuple[str, int]] | frozenset[tuple[str, int]]:
+        return set(self.shaped) if self.shaped else _NOTHING_SHAPED
 
 
 def _raise(level: int | None, to: int) -> int | None:

@@ -255,7 +255,7 @@ class _SelectBlock(_Block):
                 for item in order.expressions:
                     self._by_reference(item.this if isinstance(item, exp.Ordered) else item, SORT, ALIAS_FIRST)
         for window in select.args.get("windows") or ():
-            analysis.window_spec(window, self, None, ())
+            analysis.window_spec(window, self, None, None, ())
 
     def _group(self, group: exp.Group) -> None:
         if group.args.get("all"):  # GROUP BY ALL: every projection without an aggregate

@@ -54,7 +54,7 @@ class _SetOperationBlock(_Block):
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         first = self.branches[0].outputs()
-        merged = [(name, _Lineage(dict(lineage.values), set(lineage.conds))) for name, lineage in first]
+        merged = [(name, lineage.copy()) for name, lineage in first]
         self._partial = merged  # what a recursive CTE's own branch sees of it
         if not self.by_name:
             merged = _aligned(merged, max([len(self.names()), *(len(branch.outputs()) for branch in self.merged[1:])]))

@@ -40,6 +40,7 @@ class StatementLineage:
     expression: exp.Expression | None  # None: a statement that did not parse, read approximately
     line: int = 0  # set by the script analysis: the line of the statement's first token
     columns: list[ColumnEdge] = field(default_factory=list)  # filled when column lineage is asked for
+    target_columns: list[str] = field(default_factory=list)  # ... and the columns it writes, sources or not
     reads: list[str] = field(default_factory=list)  # what a query without writes reads
     # read from the tokens of a statement sqlglot could not parse (``approximate.py``): tables only, maybe not all
     approximate: bool = False
