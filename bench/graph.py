@@ -147,6 +147,7 @@ def graph_arrays(graph: Path) -> tuple[GraphArrays, np.ndarray]:
         targets=targets.astype("<i4"),
         attributes=packed[gen_type],
         statements=np.full(sources.size, -1, dtype="<i4"),
+        flags=np.zeros(len(names), dtype="u1"),  # (no statement here is read approximately)
     )
     return arrays, rank
 
