@@ -1,9 +1,10 @@
 """Walks under a walkplan: the frontier BFS for simple plans, a general walk for every other plan.
 
-A *simple* plan — every active rule forward, followed, its edge shown, no conditions, its nodes
-collected or not by kind, and only transformations left uncollected — is an edge-type mask for
-``traverse.bfs`` (vectorized on wide hops), then ``shape.fold`` for the statements it does not collect:
-``lineage up/down TABLE`` as it always ran.  Predicate rules (tied to their statement where they meet
+A *simple* plan — every active rule forward, followed, its edge shown, no conditions but the kinds its
+edges end at, its nodes collected or not by kind, and only transformations left uncollected — is an
+edge-type mask (and those end kinds) for ``traverse.bfs`` (vectorized on wide hops), then ``shape.fold``
+for the statements it does not collect: ``lineage up/down TABLE`` as it always ran, and the ``columns``
+plan of ``lineage up/down COLUMN``.  Predicate rules onto tables (tied to their statement where they meet
 a column, ``predicates.py``) and member rules (whose hops are not data hops) need the general walk.
 
 The general walk is a breadth-first search in plain Python over a double-ended queue.  Depth counts
@@ -74,10 +75,11 @@ class FastPlan:
     (Plain classes here: a dataclass costs a module about a millisecond of start-up, on every query.)
     """
 
-    __slots__ = ("mask", "fold")
+    __slots__ = ("mask", "fold", "ends")
 
-    def __init__(self, mask: int, fold: bool) -> None:
+    def __init__(self, mask: int, fold: bool, ends: dict[int, frozenset[int]] | None = None) -> None:
         self.mask, self.fold = mask, fold
+        self.ends = ends or None  # edge type -> the node kinds its edges may end at (``target_kind``)
 
 
 def compile_plan(rules: tuple[EdgeRule, ...]) -> FastPlan | None:
@@ -89,19 +91,29 @@ def compile_plan(rules: tuple[EdgeRule, ...]) -> FastPlan | None:
         return None  # shape.fold folds statements only
     if folded and any(rule.collects("transformation") for rule in rules if "transformation" in ENDS[rule.edge]):
         return None  # statements shown through one rule and folded through another: per-rule collection
-    mask = 0
+    mask, ends = 0, {}
     for rule in rules:
         mask |= rule.edge.bit
-    return FastPlan(mask, bool(folded))
+        if rule.conditions.target_kinds:
+            ends[int(rule.edge)] = frozenset(KIND_IDS[kind] for kind in rule.conditions.target_kinds)
+    if len({int(rule.edge) for rule in rules}) < len(rules) and ends:
+        return None  # two rules for one type, one with a target kind: per-rule conditions
+    return FastPlan(mask, bool(folded), ends)
 
 
 def _plain(rule: EdgeRule) -> bool:
+    """Whether ``bfs`` walks the rule as the general walk would: forward, followed, shown, no conditions but the
+    kinds its edges end at; a predicate rule only onto columns (a predicate onto a table is tied to the
+    statement that writes it, ``predicates.py``, which only the general walk does)."""
+    conditions = rule.conditions
+    if rule.edge is EdgeType.PREDICATE and conditions.target_kinds != frozenset({"column"}):
+        return False
     return (
         rule.direction == "forward"
         and rule.follow is True
         and rule.collect_edge
-        and rule.conditions == Conditions()
-        and rule.edge not in (EdgeType.PREDICATE, EdgeType.MEMBER)
+        and conditions._replace(target_kinds=frozenset()) == Conditions()
+        and rule.edge is not EdgeType.MEMBER
     )
 
 
@@ -127,7 +139,7 @@ def plan_walk(
 def _frontier_walk(store: Store, starts: list[int], direction: str, plan: FastPlan, depth: int | None) -> Walk:
     through_statements = bool(plan.mask & STATEMENT_EDGES)
     max_hops = None if depth is None else depth * (2 if through_statements else 1)
-    walk = bfs(store, starts, direction, plan.mask, max_hops)
+    walk = bfs(store, starts, direction, plan.mask, max_hops, plan.ends)
     if through_statements and plan.mask & ~STATEMENT_EDGES:
         walk = _half_hops(walk, direction, max_hops)
     if plan.fold:

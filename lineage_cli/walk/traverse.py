@@ -24,6 +24,7 @@ keeps every entry it reads: its hops are whole-slice copies).
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lineage_cli.model import EdgeType
@@ -250,9 +251,13 @@ class _Edges:
 class _Vectorized:
     """What the numpy hops of one walk share: the arrays, the visited bitmap, the type filter, a scratch bitmap."""
 
-    __slots__ = ("part", "offsets", "ends", "split", "nodes", "attrs", "visited", "filter", "mark", "mark_bytes")
+    __slots__ = (
+        "part", "offsets", "ends", "split", "nodes", "attrs", "visited", "filter", "mark", "mark_bytes", "end_kinds"
+    )  # fmt: skip
 
-    def __init__(self, adjacency: _Adjacency, seen: bytearray, mask: int, keep_all: bool) -> None:
+    def __init__(
+        self, adjacency: _Adjacency, seen: bytearray, mask: int, keep_all: bool, end_kinds: _EndKinds | None = None
+    ) -> None:
         import numpy as np
 
         self.part = adjacency.part
@@ -262,6 +267,7 @@ class _Vectorized:
         self.filter = None if keep_all else _type_filter(mask)
         self.mark: np.ndarray | None = None
         self.mark_bytes: bytearray | None = None  # the borrowed map ``mark`` views
+        self.end_kinds = end_kinds
 
     def bounds(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start and length of the part of every frontier node's adjacency slice that the walk reads, and
@@ -281,13 +287,25 @@ class _Vectorized:
         return starts, counts, counts.cumsum()
 
 
-def bfs(store: Store, starts: list[int], direction: str, mask: int, max_hops: int | None = None) -> Walk:
+def bfs(
+    store: Store,
+    starts: list[int],
+    direction: str,
+    mask: int,
+    max_hops: int | None = None,
+    ends: Mapping[int, frozenset[int]] | None = None,
+) -> Walk:
     """Walk ``direction`` ("down" follows data flow, "up" goes against it) from ``starts``.
 
-    ``mask`` has bit ``1 << t`` set for every edge type ``t`` to follow.
+    ``mask`` has bit ``1 << t`` set for every edge type ``t`` to follow; ``ends`` maps an edge type to the node
+    kinds its edges may end at (as stored: their target), the others of that type are not followed (the
+    ``columns`` plan: predicate edges onto columns, not onto tables).
     """
     part, keep_all = slice_part(mask)
+    if ends:
+        keep_all = False  # (the entries are checked one by one anyway)
     adjacency = _Adjacency(store, direction, part)
+    targets_kinds = _EndKinds(store, direction, ends) if ends else None
     seen = _borrow(store.node_count)
     frontier: Any = sorted(set(starts))  # list[int] in Python hops, a numpy array in numpy hops
     for node in frontier:
@@ -295,7 +313,7 @@ def bfs(store: Store, starts: list[int], direction: str, mask: int, max_hops: in
     levels: list[Any] = [frontier]
     edges = _Edges()
     vectorized: _Vectorized | None = None
-    followed = None if keep_all else _followed(mask)
+    followed = None if keep_all and not ends else _followed(mask)
     hop = 0
     while len(frontier) and (max_hops is None or hop < max_hops):
         hop += 1
@@ -308,9 +326,12 @@ def bfs(store: Store, starts: list[int], direction: str, mask: int, max_hops: in
             vectorize = width > VECTORIZE_FROM_EDGES
         if vectorize:
             if vectorized is None:
-                vectorized = _Vectorized(adjacency, seen, mask, keep_all)
+                vectorized = _Vectorized(adjacency, seen, mask, keep_all, targets_kinds)
                 edges.vectorize(width)
             frontier = _numpy_hop(vectorized, frontier, bounds, edges)
+        elif targets_kinds is not None:
+            frontier = _checked_python_hop(adjacency, _as_list(frontier), followed, seen, edges, targets_kinds)
+            _PythonWork.entries += width
         else:
             frontier = _python_hop(adjacency, _as_list(frontier), followed, seen, edges)
             _PythonWork.entries += width
@@ -439,6 +460,70 @@ def _python_hop(
     return fresh
 
 
+class _EndKinds:
+    """Which node kinds the edges of each type may end at (as stored: their target), for a walk given ``ends``.
+
+    Per type a bitmask over node kind values (all of them for a type ``ends`` does not name; kinds are below
+    16), so an entry's check is a shift of its type's mask by the kind of its target."""
+
+    __slots__ = ("down", "masks", "store", "_array")
+
+    def __init__(self, store: Store, direction: str, ends: Mapping[int, frozenset[int]]) -> None:
+        self.down, self.store = direction == "down", store
+        self.masks = [sum(1 << kind for kind in ends[t]) if t in ends else 0xFFFF for t in range(TYPE_MASK + 1)]
+        self._array: Any = None
+
+    def admits(self, attributes: int, target: int) -> bool:
+        return bool((self.masks[attributes & TYPE_MASK] >> self.store.kinds[target]) & 1)
+
+    def kept(self, attributes: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """Per entry: whether its edge may end at its target."""
+        import numpy as np
+
+        if self._array is None:
+            self._array = np.array(self.masks, dtype=np.int64)
+        kinds = self.store.numpy_array("node_kind").take(targets).astype(np.int64)
+        return (self._array.take(attributes & TYPE_MASK) >> kinds) & 1
+
+
+def _checked_python_hop(
+    adjacency: _Adjacency,
+    frontier: list[int],
+    followed: bytes | None,
+    seen: bytearray,
+    edges: _Edges,
+    end_kinds: _EndKinds,
+) -> list[int]:
+    """``_python_hop`` with each kept entry's target kind checked too, entry by entry (a walk with ``ends``)."""
+    head, tail = adjacency.part == HEAD, adjacency.part == TAIL
+    offsets, split, nodes, attrs = adjacency.offsets, adjacency.split, adjacency.neighbours, adjacency.attributes
+    origins: list[int] = []
+    neighbours: list[int] = []
+    attributes: list[int] = []
+    fresh: list[int] = []
+    for origin in frontier:
+        start, end = offsets[origin], offsets[origin + 1]
+        if head:
+            end = start + split[origin]
+        elif tail:
+            start += split[origin]
+        for index in range(start, end):
+            packed, neighbour = attrs[index], nodes[index]
+            if followed is not None and not followed[packed & 0xFF]:
+                continue
+            if not end_kinds.admits(packed, neighbour if end_kinds.down else origin):
+                continue
+            origins.append(origin)
+            neighbours.append(neighbour)
+            attributes.append(packed)
+            if not seen[neighbour]:
+                seen[neighbour] = 1
+                fresh.append(neighbour)
+    fresh.sort()
+    edges.append(origins, neighbours, attributes)
+    return fresh
+
+
 def _numpy_hop(
     state: _Vectorized,
     frontier: Any,  # noqa: ANN401 - list[int] or numpy array
@@ -458,6 +543,9 @@ def _numpy_hop(
         kept = state.filter.take(attributes).nonzero()[0]
         index, origin, attributes = index.take(kept), origin.take(kept), attributes.take(kept)
     neighbour = state.nodes.take(index)
+    if state.end_kinds is not None:
+        kept = state.end_kinds.kept(attributes, neighbour if state.end_kinds.down else origin).nonzero()[0]
+        origin, neighbour, attributes = origin.take(kept), neighbour.take(kept), attributes.take(kept)
     edges.append(origin, neighbour, attributes)
     return _fresh(state, neighbour)
 

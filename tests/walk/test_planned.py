@@ -11,7 +11,9 @@ import pytest
 from lineage_cli.model import EdgeType, Graph, NodeKind, Subtype
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
+from lineage_cli.walk import traverse
 from lineage_cli.walk.answer import answer
+from lineage_cli.walk.edges import TypedEdges
 from lineage_cli.walk.planned import _GeneralWalk, compile_plan, plan_walk
 from lineage_cli.walk.query import lineage
 from lineage_cli.walk.walkplan import builtin_plan, load_plan
@@ -148,17 +150,34 @@ def test_workflows_plan_shows_each_statement_s_module_and_workflow(flow) -> None
 # ------------------------------------------------------------------- the two walks, the two plan forms
 
 
-@pytest.mark.parametrize("name", ["tables", "transformations"])
-def test_the_general_walk_gives_what_the_frontier_walk_gives(store, name) -> None:
+@pytest.mark.parametrize("vectorize_from", [0, 10**12], ids=["numpy hops", "python hops"])
+@pytest.mark.parametrize("name", ["tables", "transformations", "columns"])
+def test_the_general_walk_gives_what_the_frontier_walk_gives(store, name, vectorize_from, monkeypatch) -> None:
     plan = builtin_plan(name)
     assert compile_plan(plan.rules) is not None  # these go the fast way in lineage()
-    starts = [n for n in range(store.node_count) if store.kind(n) in (NodeKind.TABLE, NodeKind.VIEW, NodeKind.COLUMN)]
-    for start in starts[::7]:
+    monkeypatch.setattr(traverse, "VECTORIZE_FROM_EDGES", vectorize_from)
+    kinds = (NodeKind.COLUMN,) if name == "columns" else (NodeKind.TABLE, NodeKind.VIEW, NodeKind.COLUMN)
+    starts = [n for n in range(store.node_count) if store.kind(n) in kinds]
+    for start in starts[:: 3 if name == "columns" else 7]:
         for direction in ("up", "down"):
             for depth in (None, 1, 2):
                 fast = answer(store, plan_walk(store, [start], direction, plan, depth=depth), [start], direction)
                 general = _GeneralWalk(store, direction, plan.rules, depth).run([start])
                 assert answer(store, general, [start], direction) == fast, (store.name(start), direction, depth)
+
+
+def test_the_columns_plan_walks_column_predicates_but_not_those_onto_tables(store) -> None:
+    predicates = [
+        (source, target)
+        for source in range(store.node_count)
+        for target, attributes, _ in TypedEdges(store).out(source, EdgeType.PREDICATE)
+        if store.kind(target) is NodeKind.COLUMN
+    ]
+    assert predicates, "the warehouse fixture has conditions and windows that shape a column"
+    source, target = predicates[0]
+    reached = plan_walk(store, [target], "up", builtin_plan("columns"))
+    assert source in list(reached.nodes)
+    assert all(store.kind(node) is NodeKind.COLUMN for node in list(reached.nodes))
 
 
 def test_which_plans_take_the_frontier_walk() -> None:
@@ -168,8 +187,10 @@ def test_which_plans_take_the_frontier_walk() -> None:
         True,
     )
     assert fast["transformations"].fold is False
-    # predicates are tied to their statement or end at a column, members are not data hops: the general walk
-    general = ("columns", "columns-with-predicates", "impact", "workflows")
+    columns = compile_plan(builtin_plan("columns").rules)  # projections, and predicates onto columns only
+    assert (columns.mask, columns.ends) == (EdgeType.PROJECTION.bit | EdgeType.PREDICATE.bit, {5: frozenset({3})})
+    # predicates onto tables are tied to their statement, members are not data hops: the general walk
+    general = ("columns-with-predicates", "impact", "workflows")
     assert all(compile_plan(builtin_plan(n).rules) is None for n in general)
 
 
