@@ -131,6 +131,14 @@ class Store:
         return self.array("node_kind")
 
     @cached_property
+    def node_flags_present(self) -> int:
+        """Every ``NodeFlag`` bit some node has, or-ed together: the distinct flag bytes are found in C."""
+        flags = 0
+        for value in set(self.array("node_flags").tobytes()):
+            flags |= value
+        return flags
+
+    @cached_property
     def _name_offsets(self) -> memoryview:
         return self.array("name_offsets")
 

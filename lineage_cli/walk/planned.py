@@ -15,7 +15,8 @@ the node it was reached from.  Each rule's conditions are checked on the edge an
 reaches, ``follow`` says whether the walk goes on from that node, and the nodes no rule collects are
 folded: the shown edges through them become one edge, of the path's type when all its edges have one
 type and ``flow`` otherwise, without subtypes.  An ``exact`` walk never enters a statement read approximately
-(``NodeFlag.APPROXIMATE``: one that did not parse), so it runs as a general walk whatever its plan.
+(``NodeFlag.APPROXIMATE``: one that did not parse), so on a store that has one it runs as a general walk
+whatever its plan.
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ def plan_walk(
     """The walk ``direction`` ("up" or "down") from ``starts`` under ``plan``: collected nodes, shown edges;
     ``exact``: not through the statements read approximately."""
     rules = plan.active(args)
-    fast = None if exact else compile_plan(rules)
+    # an exact walk keeps out the statements read approximately, node by node: the general walk, where there are any
+    fast = None if exact and store.node_flags_present & APPROXIMATE else compile_plan(rules)
     if fast is not None:
         return _frontier_walk(store, starts, direction, fast, depth)
     return _GeneralWalk(store, direction, rules, depth, exact).run(starts)

@@ -335,3 +335,16 @@ def test_backward_and_both_directions(tmp_path) -> None:
     }
     both = lineage(store, "b.u.y", "up", plan=str(plan_file(tmp_path, "  - edge: projection\n    direction: both\n")))
     assert {(e.source, e.target) for e in both.edges} == {("a.t.x", "b.u.y"), ("b.u.y", "c.v.z")}
+
+
+def test_an_exact_walk_on_a_store_with_nothing_approximate_is_the_frontier_walk(store, monkeypatch) -> None:
+    assert not store.node_flags_present  # the warehouse fixture parses whole
+    table = store.find("mart.sales_daily")
+    plan = builtin_plan("tables")
+    expected = answer(store, plan_walk(store, [table], "up", plan), [table], "up")
+
+    def no_general_walk(*arguments: object) -> None:
+        raise AssertionError("an exact walk over a store with nothing approximate took the general walk")
+
+    monkeypatch.setattr("lineage_cli.walk.planned._GeneralWalk", no_general_walk)
+    assert answer(store, plan_walk(store, [table], "up", plan, exact=True), [table], "up") == expected
