@@ -1,0 +1,46 @@
+"""``make bench`` runs code no other test imports: its graph part runs here on a tiny generated graph, every
+engine once, so a change to the store or the walk that breaks the bench fails the suite, not the next bench run.
+No timing is asserted (timings live in ``make bench``): the engines must agree on what each query reaches."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, generate_warehouse
+
+BENCH = REPO / "bench"
+
+
+@pytest.fixture
+def bench_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - the bench module
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("graph", None)
+    import graph  # bench/graph.py, as `make bench` runs it
+
+    monkeypatch.setattr(graph, "OUT", tmp_path)
+    monkeypatch.setattr(graph, "measure", lambda run, *_, **__: (0.0, run()))  # once: nothing here is timed
+    return graph
+
+
+def test_the_graph_bench_engines_run_and_agree_on_a_tiny_graph(tmp_path: Path, bench_graph) -> None:  # noqa: ANN001
+    out = generate_warehouse(tmp_path / "g", "--edges-only", "--nodes", "1500", "--edges", "6000", "--format", "both")
+    arrays, rank = bench_graph.graph_arrays(out)
+    store, _ = bench_graph.build_store(out, arrays)
+    chosen = bench_graph.queries(out, arrays, rank)
+    sqlite, _ = bench_graph.sqlite_db(out, arrays)
+    named, _ = bench_graph.sqlite_named_db(out, arrays)
+    spec = {"store": str(store), "sqlite": str(sqlite), "sqlite_names": str(named)}
+    ours = bench_graph.engine_ours(spec, chosen, 1)
+    ids = bench_graph.engine_sqlite(spec, chosen, 1)
+    names = bench_graph.engine_sqlite(spec, chosen, 1, named=True)
+    library = bench_graph.compile_cbfs()  # (None without a C compiler: the bench skips the reference too)
+    compiled = bench_graph.engine_c({**spec, "cbfs": str(library)}, chosen, 1) if library else {}
+    for query in chosen:
+        reached = ours[query.key]["nodes"]
+        assert reached == ids[query.key]["nodes"] == names[query.key]["nodes"], query.label
+        assert reached == compiled.get(query.key, {"nodes": reached})["nodes"], query.label
+        if query.key in bench_graph.DEEP:
+            assert ours[query.key]["api_answer"][0] >= 1, query.label  # the public API call answered
