@@ -312,7 +312,7 @@ def api_call(store: Any, query: Query) -> Any:  # noqa: ANN401 - a LineageStore 
     walk = store.down if query.direction == "down" else store.up
     if set(query.types) == set(TABLE_FLOW):
         return walk(query.name)
-    return walk(query.name, walkplan=WalkPlan("every edge", "", tuple(EdgeRule(t) for t in query.types)))
+    return walk(query.name, walkplan=WalkPlan("every edge", "", tuple(EdgeRule(EdgeType(t)) for t in query.types)))
 
 
 def engine_c(spec: dict[str, Any], chosen: list[Query], repeat: int) -> dict[str, Any]:

@@ -107,14 +107,14 @@ def _plain(rule: EdgeRule) -> bool:
     kinds its edges end at; a predicate rule only onto columns (a predicate onto a table is tied to the
     statement that writes it, ``predicates.py``, which only the general walk does)."""
     conditions = rule.conditions
-    if rule.edge is EdgeType.PREDICATE and conditions.target_kinds != frozenset({"column"}):
+    if rule.edge == EdgeType.PREDICATE and conditions.target_kinds != frozenset({"column"}):
         return False
     return (
         rule.direction == "forward"
         and rule.follow is True
         and rule.collect_edge
         and conditions._replace(target_kinds=frozenset()) == Conditions()
-        and rule.edge is not EdgeType.MEMBER
+        and rule.edge != EdgeType.MEMBER
     )
 
 
