@@ -61,3 +61,30 @@ def test_statements_keep_their_lines(sql: str, dialect: str, expected: list[tupl
     result = parse_sql(sql, dialect=dialect)
     assert result["errors"] == []
     assert [(s["type"], s["line"], s["targets"]) for s in result["statements"]] == expected
+
+
+def test_a_script_the_loop_guard_passes_over_holds_no_loop_or_cursor_its_pieces_would_show() -> None:
+    # OpenLoops looks at no piece of a script whose text has no LOOP, DO or CURSOR word: over every golden case,
+    # the records and variables it finds are the ones a look at every piece finds
+    from sqlglot.dialects.dialect import Dialect
+
+    from lineage_cli.harvest.sql.loops import OpenLoops
+    from lineage_cli.harvest.sql.split import _split_tokens
+    from lineage_cli.profiles import load_profile
+    from tests.golden.golden import load_cases
+
+    scripts = [(case.dialect, case.sql, case.id) for case in load_cases()] + [
+        ("bigquery", "FOR r IN (SELECT id FROM ds.s) DO\n INSERT INTO ds.t (id) VALUES (r.id);\nEND FOR;", "for do"),
+        ("postgres", "DECLARE c CURSOR FOR SELECT id FROM s;", "a cursor alone"),
+    ]
+    for dialect, sql, name in scripts:
+        engine = Dialect.get_or_raise(load_profile(dialect).sqlglot_dialect)
+        try:
+            tokens = engine.tokenize(sql)
+        except Exception:  # noqa: BLE001 - a case broken on purpose: nothing to split
+            continue
+        guarded, every = OpenLoops(engine, sql), OpenLoops(engine, sql)
+        every.possible = True
+        for chunk in _split_tokens(tokens):
+            assert [t.text for t in guarded.see(chunk)] == [t.text for t in every.see(chunk)], name
+            assert guarded.loops == every.loops and guarded.cursors == every.cursors, name

@@ -12,12 +12,15 @@ variable of a loop over anything else (``FOR i IN 1..10``) is a variable, as are
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
+
+from lineage_cli.harvest.sql.rewrites import TextGuard
 
 _BODIES = frozenset({"LOOP", "DO"})  # what ends a loop's header: PL/SQL, PL/pgSQL / BigQuery, Snowflake, MySQL
 _ENDS = frozenset({"LOOP", "FOR", "WHILE"})  # END LOOP, END FOR, END WHILE
@@ -26,6 +29,7 @@ _CURSOR_OPTIONS = frozenset({"NO", "SCROLL"})  # PL/pgSQL's `c NO SCROLL CURSOR 
 _NAMES = (TokenType.VAR, TokenType.IDENTIFIER)
 # What a block's first statement may follow in a piece: `BEGIN LOOP`, `THEN LOOP`, `<<l>> LOOP`, MySQL's `l: LOOP`
 _BEFORE_STATEMENTS = frozenset({"BEGIN", "THEN", "ELSE", "LOOP", "DO", "EXCEPTION", ">", ":"})
+_MAY_LOOP = TextGuard(("loop", "cursor", "do"), re.compile(r"\b(?:loop|cursor|do)\b"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +48,20 @@ class OpenLoops:
     sql: str
     cursors: dict[str, exp.Query] = field(default_factory=dict)
     loops: list[_Loop] = field(default_factory=list)  # the innermost last
+    # Whether the script may declare a cursor or open a loop at all: every loop opens at a LOOP or a DO, every
+    # cursor at CURSOR.  Most scripts have none, and then no piece is looked at (two passes over its tokens).
+    possible: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.possible = _MAY_LOOP.may_hold(self.sql.lower())
 
     def see(self, piece: list[Token]) -> list[Token]:
         """Follow the cursor ``piece`` declares and the loops it opens or ends; the names it declares: its
         loops' variables and its cursor's parameters.
 
-        >>> loops = OpenLoops(Dialect.get_or_raise("oracle"), "")
-        >>> tokens = loops.engine.tokenize("BEGIN FOR r IN (SELECT id FROM src) LOOP INSERT INTO t VALUES (r.id)")
+        >>> sql = "BEGIN FOR r IN (SELECT id FROM src) LOOP INSERT INTO t VALUES (r.id)"
+        >>> loops = OpenLoops(Dialect.get_or_raise("oracle"), sql)
+        >>> tokens = loops.engine.tokenize(sql)
         >>> [t.text for t in loops.see(tokens)], [loop.record for loop in loops.loops]
         (['r'], ['r'])
         >>> _ = loops.see(loops.engine.tokenize("END LOOP")); loops.loops
@@ -58,6 +69,8 @@ class OpenLoops:
         >>> _ = loops.see(loops.engine.tokenize("SELECT loop FROM t")); loops.loops
         []
         """
+        if not self.possible:
+            return []
         if len(piece) == 2 and piece[0].token_type is TokenType.COMMAND and piece[1].token_type is TokenType.STRING:
             piece = [piece[0], *self._tokenized(piece[1].text)]  # plpgsql's DECLARE, read as a command
         words = [token.text.upper() for token in piece]
