@@ -29,7 +29,7 @@ _CURSOR_OPTIONS = frozenset({"NO", "SCROLL"})  # PL/pgSQL's `c NO SCROLL CURSOR 
 _NAMES = (TokenType.VAR, TokenType.IDENTIFIER)
 # What a block's first statement may follow in a piece: `BEGIN LOOP`, `THEN LOOP`, `<<l>> LOOP`, MySQL's `l: LOOP`
 _BEFORE_STATEMENTS = frozenset({"BEGIN", "THEN", "ELSE", "LOOP", "DO", "EXCEPTION", ">", ":"})
-_MAY_LOOP = TextGuard(("loop", "cursor", "do"), re.compile(r"\b(?:loop|cursor|do)\b"))
+_MAY_LOOP = TextGuard(("loop", "cursor", "do"), (re.compile(r"\b(?:loop|cursor|do)\b"),))
 
 
 @dataclass(frozen=True, slots=True)

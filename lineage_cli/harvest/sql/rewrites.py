@@ -244,10 +244,10 @@ class TextGuard(NamedTuple):
     speed, and the pattern (a few times slower than the parse's tokenizer over a script) only where one is found."""
 
     words: tuple[str, ...]
-    pattern: re.Pattern[str]
+    patterns: tuple[re.Pattern[str], ...]  # any of them (an alternation of them all searches several times slower)
 
     def may_hold(self, lowered: str) -> bool:
-        return any(word in lowered for word in self.words) and self.pattern.search(lowered) is not None
+        return any(word in lowered for word in self.words) and any(p.search(lowered) for p in self.patterns)
 
 
 _GAP = r"\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*"  # white space and comments between two tokens
@@ -255,10 +255,10 @@ _UNITS = ("year", "month", "day", "hour", "minute", "second")
 # (a bare output list, USING 'script' AS k, v, is changed wherever it stands)
 SCRIPT_CLAUSE = TextGuard(
     ("map", "reduce", "transform", "using"),
-    re.compile(r"\b(?:map|reduce|transform)\b|\busing" + _GAP + "['\"]", re.DOTALL),
+    (re.compile(r"(?:map|reduce|transform)\b"), re.compile("using" + _GAP + "['\"]", re.DOTALL)),
 )
-TABLE_FUNCTION = TextGuard(("on",), re.compile(r"\(" + _GAP + r"on\b", re.DOTALL))
-KEYWORDLESS_INTERVAL = TextGuard(_UNITS, re.compile(r"['\"\d]" + _GAP + f"(?:{'|'.join(_UNITS)})s?\\b", re.DOTALL))
+TABLE_FUNCTION = TextGuard(("on",), (re.compile(r"\(" + _GAP + r"on\b", re.DOTALL),))
+KEYWORDLESS_INTERVAL = TextGuard(_UNITS, (re.compile(r"['\"\d]" + _GAP + f"(?:{'|'.join(_UNITS)})s?\\b", re.DOTALL),))
 
 
 def script_clauses(tokens: list[Token]) -> list[Token]:
