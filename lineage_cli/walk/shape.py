@@ -350,11 +350,20 @@ def _distinct_edges(
 
 
 def _names_of(store: Store, ids: np.ndarray, names: np.ndarray, nodes: np.ndarray) -> list[str]:
-    """Names of ``nodes``: from the walk's named nodes (``ids`` sorted, ``names`` an object array) if all are."""
+    """Names of ``nodes``: from the walk's named nodes (``ids`` sorted, ``names`` an object array) if all are.
+
+    Each node's place among ``ids`` is looked up in a node-indexed map that holds the places of ``ids`` only: a
+    gather instead of a binary search per edge end (an eighth of the time for the 66,000 edges of the bench's
+    hub answer).  The map is not cleared first, so every place read is checked against ``ids``."""
     import numpy as np
 
-    position = np.minimum(np.searchsorted(ids, nodes), max(ids.size - 1, 0))
-    if ids.size and bool((ids.take(position) == nodes).all()):
+    if not ids.size or not nodes.size:
+        return [] if not nodes.size else store.names_of(nodes)
+    where = np.empty(store.node_count, dtype=np.int64)  # (pages are touched only where ids are)
+    where[ids] = np.arange(ids.size)
+    position = where.take(nodes)
+    np.clip(position, 0, ids.size - 1, out=position)  # (an entry no id set holds anything)
+    if bool((ids.take(position) == nodes).all()):
         return names.take(position).tolist()
     return store.names_of(nodes)  # an edge end that is not a walked node: name it from the store
 
