@@ -119,6 +119,13 @@ def _fold_arrays(store: Store, walk: Walk) -> Walk:
 
     nodes, hops, sources, targets, attributes = walk.columns()
     kinds = store.numpy_array("node_kind")
+    dataset = kinds.take(nodes) != TRANSFORMATION
+    if dataset.all():  # direct flow only (imported lineage), as in ``_fold_lists``: nothing to join
+        keys = _keys(sources, targets)
+        flows = np.full(keys.size, FLOW, dtype=np.uint16)
+        return Walk(
+            nodes, (hops + 1) // 2, (keys >> 32).astype(np.int64), (keys & LOW_32).astype(np.int64), flows, True
+        )
     into_step = kinds.take(targets) == TRANSFORMATION
     from_step = ~into_step & (kinds.take(sources) == TRANSFORMATION)
     direct = ~(into_step | from_step)
@@ -143,7 +150,6 @@ def _fold_arrays(store: Store, walk: Walk) -> Walk:
     approximate = _keys(joined_a[by_approximate], joined_b[by_approximate])
     approximate = approximate[~(_within(parsed, approximate) | _within(declared, approximate))]
     keys = _sorted_distinct(np.concatenate((parsed, declared, approximate)))
-    dataset = kinds.take(nodes) != TRANSFORMATION
     marks = np.where(_within(declared, keys), DECLARED_FLOW, FLOW).astype(np.uint16)
     return Walk(
         nodes=nodes[dataset],
