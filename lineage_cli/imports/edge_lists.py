@@ -26,7 +26,7 @@ from typing import TextIO
 
 import numpy as np
 
-from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, ImportError_, Problem, json_object, quoted
+from lineage_cli.imports.builder import MAX_NAME_CHARS, EdgeListBuilder, ImportError_, Problem, json_object, quoted
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.layout import TYPE_BITS
 
@@ -60,7 +60,7 @@ class _Chunk:
     refused: list[Problem] = field(default_factory=list)  # lines that are not rows at all (not a JSON object)
 
 
-def read_edge_list(path: Path, fmt: str, builder: ArraysBuilder) -> tuple[int, list[Problem]]:
+def read_edge_list(path: Path, fmt: str, builder: EdgeListBuilder) -> tuple[int, list[Problem]]:
     """Add the rows of ``path`` to ``builder``; returns the rows read and the skipped ones, in line order."""
     rows, problems = 0, []
     with path.open(encoding="utf-8", newline="") as handle:
@@ -240,7 +240,7 @@ def _names(column: list[str], lowered: bool) -> list[str]:
     return list(stripped if lowered else map(str.lower, stripped))
 
 
-def _add(chunk: _Chunk, builder: ArraysBuilder) -> list[Problem]:
+def _add(chunk: _Chunk, builder: EdgeListBuilder) -> list[Problem]:
     """Add the chunk's good rows to ``builder``; returns the bad ones (and the refused lines), in line order."""
     types, type_problems = _parsed(chunk.types, _edge_type)
     flags, flag_problems = _parsed(chunk.subtypes, _subtype_flags)
