@@ -322,7 +322,7 @@ def test_a_line_past_the_limit_is_skipped_unread(tmp_path, monkeypatch, fmt) -> 
     _, edges, problems, count = graph_of(path, fmt)
     assert problems == [(2 + (fmt == "csv"), "line longer than 100 characters; skipped unread")]
     assert {(s, t) for s, t, _, _ in edges} == {("a", "b"), ("c", "d")} and count == 3
-    assert max(map(len, read)) <= 100  # the long line was read in pieces
+    assert max(map(len, read)) <= 150  # the long line (450 characters) was read in pieces of a chunk at most
 
 
 def spied(lines: type, read: list[str]) -> type:
@@ -331,8 +331,8 @@ def spied(lines: type, read: list[str]) -> type:
     class Spied(lines):
         def __init__(self, handle) -> None:
             super().__init__(handle)
-            readline = self._readline
-            self._readline = lambda limit: read.append(readline(limit)) or read[-1]
+            read_text = self._read
+            self._read = lambda size: read.append(read_text(size)) or read[-1]
 
     return Spied
 
@@ -545,3 +545,25 @@ def test_edges_too_wide_to_pack_are_deduplicated_as_packed_ones(tmp_path, monkey
     assert graph_of(path) == packed
     projection = [edge for edge in packed[1] if edge[:2] == ("a.t.x", "b.t.y")]
     assert len(projection) == 1 and projection[0][2] >> 4 == Subtype.IDENTITY.bit | Subtype.FILTER.bit
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8, 13, 64])
+def test_lines_split_as_readline_splits_them_whatever_the_chunk(tmp_path, monkeypatch, chunk) -> None:
+    """CR, LF and CRLF end lines wherever a chunk's read cuts them (a CRLF too); a line too long is one line."""
+    monkeypatch.setattr(edge_lists, "MAX_LINE_CHARS", 30)
+    ends = ["\n", "\r", "\r\n"]
+    text = "source,target\r\n"
+    for i in range(40):
+        text += f"s{i}.t,m{i}.t" + ends[i % 3] + ("" if i % 4 else ends[(i + 1) % 3]) + ("x" * 40 if i % 9 == 0 else "")
+        text += ends[i % 2] if i % 9 == 0 else ""
+    text += "last.a,last.b"  # no line end at the end of the file
+    path = tmp_path / "e.csv"
+    path.write_bytes(text.encode())
+    with path.open(newline="") as handle:
+        lines = handle.readlines()
+    expected_long = [number for number, line in enumerate(lines, start=1) if line.startswith("x")]
+    monkeypatch.setattr(edge_lists, "CHUNK_CHARS", chunk)
+    nodes, edges, problems, count = graph_of(path)
+    assert [line for line, message in problems if message.startswith("line longer")] == expected_long
+    assert len(edges) == 41 and count == 41 + len(expected_long)
+    assert [line for line, _ in problems if line not in expected_long] == []
