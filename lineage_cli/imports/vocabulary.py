@@ -2,8 +2,8 @@
 
 A dict from name to node is the obvious interning, but at millions of names it costs over a hundred bytes
 a name and most of an import's time.  ``Vocabulary`` keeps each distinct name once, as bytes in a blob
-numbered in order of first occurrence, and finds a chunk of names at once by a 64-bit hash of their bytes:
-sorted runs of (hash, node), searched with ``np.searchsorted`` and merged as they grow.  A hash is never
+numbered in order of first occurrence, and finds a chunk of names at once by a 64-bit hash of their bytes in
+an open-addressing table of nodes (linear probing, vectorised: a round per probe).  A hash is never
 trusted alone: every name found by its hash is compared byte for byte with the name it found, and the names
 whose hash is taken by another name (a collision, made on purpose or by chance) are kept in a small dict.
 ``order`` sorts the names by their bytes (UTF-8 byte order is code-point order) 8 bytes at a time.
@@ -16,7 +16,6 @@ import numpy as np
 _PRIME = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
 _SEED = np.uint64(0xCBF29CE484222325)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-_RUN_SORT = "stable"  # merging two sorted runs: timsort sees the runs
 
 
 class Vocabulary:
@@ -27,7 +26,9 @@ class Vocabulary:
         self._size = 0  # bytes used in ``_blob``
         self._starts = np.zeros(1 << 12, dtype=np.int64)  # per node: where its name starts (then its end)
         self.count = 0
-        self._runs: list[tuple[np.ndarray, np.ndarray]] = []  # sorted hashes, their nodes; largest first
+        self._hashes = np.zeros(1 << 12, dtype=np.uint64)  # per node: its name's hash
+        self._slots = np.full(1 << 12, -1, dtype=np.int32)  # the table: a node per slot, -1 free; at most half full
+        self._held = 0  # nodes in the table
         self._collided: dict[bytes, int] = {}  # names whose hash an earlier name holds
 
     def intern(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -46,7 +47,7 @@ class Vocabulary:
         new = new[np.argsort(first[new], kind="stable")]  # numbered in order of first occurrence
         found[new] = np.arange(self.count, self.count + new.size)
         self._append(blob, starts[first[new]], lengths[first[new]])
-        self._add_run(distinct[new], found[new])
+        self._hold(distinct[new], found[new])
         return found[inverse], first[new]
 
     def _intern_one_by_one(self, names: list[str], hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,35 +73,52 @@ class Vocabulary:
                     self._collided[data] = node
             nodes[position] = node
         codes = np.fromiter(added.keys(), np.uint64, len(added))
-        self._add_run(codes, np.fromiter(added.values(), np.int64, len(added)))
+        self._hold(codes, np.fromiter(added.values(), np.int64, len(added)))
         return nodes, np.array(firsts, dtype=np.int64)
 
     def _find(self, hashes: np.ndarray) -> np.ndarray:
-        """The node holding each (sorted, distinct) hash, or -1."""
+        """The node holding each hash in the table, or -1."""
         found = np.full(hashes.size, -1, dtype=np.int64)
-        for run, nodes in self._runs:
-            at = np.minimum(np.searchsorted(run, hashes), run.size - 1)
-            hit = run[at] == hashes
-            found[hit] = nodes[at[hit]]
+        pending, slot = np.arange(hashes.size), self._slot(hashes)
+        while pending.size:
+            node = self._slots[slot]
+            hit = node >= 0
+            going = hit.copy()
+            hit[going] = self._hashes[node[going]] == hashes[pending[going]]
+            found[pending[hit]] = node[hit]
+            going &= ~hit  # a slot holding another hash: probe the next one
+            pending, slot = pending[going], (slot[going] + 1) & (self._slots.size - 1)
         return found
 
-    def _add_run(self, hashes: np.ndarray, nodes: np.ndarray) -> None:
-        if not hashes.size:
-            return
-        order = np.argsort(hashes)
-        self._runs.append((hashes[order], nodes[order].astype(np.int32)))
-        # Merge while a run is no bigger than the one after it: a few runs of sizes halving, as in a binary counter.
-        while len(self._runs) > 1 and self._runs[-2][0].size <= 2 * self._runs[-1][0].size:
-            (first, first_nodes), (second, second_nodes) = self._runs.pop(), self._runs.pop()
-            run = np.concatenate((second, first))
-            order = np.argsort(run, kind=_RUN_SORT)
-            self._runs.append((run[order], np.concatenate((second_nodes, first_nodes))[order]))
+    def _hold(self, hashes: np.ndarray, nodes: np.ndarray) -> None:
+        """Put ``nodes`` in the table under their (distinct, new) ``hashes``."""
+        self._hashes[nodes] = hashes
+        self._held += nodes.size
+        if 2 * self._held > self._slots.size:  # grown to hold 2 to 4 slots a node
+            held = self._slots[self._slots >= 0]
+            self._slots = np.full(1 << (2 * self._held).bit_length(), -1, dtype=np.int32)
+            self._place(held)
+        self._place(nodes)
+
+    def _place(self, nodes: np.ndarray) -> None:
+        slot = self._slot(self._hashes[nodes])
+        while nodes.size:
+            free = self._slots[slot] < 0
+            self._slots[slot[free]] = nodes[free]  # of nodes probing the same free slot, one wins it
+            placed = free.copy()
+            placed[free] = self._slots[slot[free]] == nodes[free]
+            nodes, slot = nodes[~placed], (slot[~placed] + 1) & (self._slots.size - 1)
+
+    def _slot(self, hashes: np.ndarray) -> np.ndarray:
+        """Each hash's first slot: its top bits."""
+        return (hashes >> np.uint64(65 - self._slots.size.bit_length())).astype(np.int64)
 
     def _append(self, blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> None:
         """Add the names at ``starts`` in ``blob`` as the next nodes."""
         total = int(lengths.sum())
         self._blob = _room(self._blob, self._size + total + 8)
         self._starts = _room(self._starts, self.count + lengths.size + 1)
+        self._hashes = _room(self._hashes, self.count + lengths.size)
         ends = self._size + np.cumsum(lengths)
         self._starts[self.count + 1 : self.count + 1 + lengths.size] = ends
         self._blob[self._size : self._size + total] = blob[_byte_indices(starts, lengths)]
@@ -118,7 +136,7 @@ class Vocabulary:
 
     def table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The names sorted by their bytes: their blob, offsets (n + 1) and the node of each, releasing ``self``."""
-        del self._runs, self._collided
+        del self._hashes, self._slots, self._collided
         starts, lengths = self._starts[: self.count], np.diff(self._starts[: self.count + 1])
         by_rank = order(self._blob, starts, lengths)
         offsets = np.zeros(self.count + 1, dtype="<u8")
