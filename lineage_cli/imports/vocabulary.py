@@ -55,8 +55,8 @@ class Vocabulary:
         nodes = np.empty(len(names), dtype=np.int64)
         firsts: list[int] = []
         added: dict[int, int] = {}  # hash -> node, for the names this chunk adds
-        found = self._find(np.unique(hashes))
-        held = dict(zip(np.unique(hashes).tolist(), found.tolist(), strict=True))
+        distinct = np.unique(hashes)
+        held = dict(zip(distinct.tolist(), self._find(distinct).tolist(), strict=True))  # hash -> node, -1 none
         for position, (name, code) in enumerate(zip(names, hashes.tolist(), strict=True)):
             data = name.encode()
             node = added.get(code, held[code])
