@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-_PRIME = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
 _SEED = np.uint64(0xCBF29CE484222325)
-_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd multipliers with bits all over
+_PRIME = np.uint64(0xC2B2AE3D27D4EB4F)
+_FINISH = np.uint64(0xFF51AFD7ED558CCD)
 
 
 class Vocabulary:
@@ -184,7 +185,7 @@ _KEEP = np.array([~np.uint64(0) << np.uint64(8 * (8 - kept)) if kept else 0 for 
 
 
 def _hashes(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each name's bytes: FNV-1a over 8-byte words, then a multiply-xorshift finish."""
+    """A 64-bit hash of each name's bytes, 8-byte word by word (each mixed first), with murmur3's finish."""
     words = _words(blob)
     by_length = np.argsort(-lengths, kind="stable")  # the names still going at word i are a prefix
     sorted_starts, sorted_lengths = starts[by_length], lengths[by_length]
@@ -194,10 +195,14 @@ def _hashes(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.nda
         for index in range((longest + 7) // 8):
             going = np.count_nonzero(sorted_lengths > 8 * index)
             word = _word(words, sorted_starts[:going], sorted_lengths[:going], index)
-            hashes[:going] = (hashes[:going] ^ word) * _PRIME
-        hashes ^= hashes >> np.uint64(31)
-        hashes *= _MIX
-        hashes ^= hashes >> np.uint64(29)
+            word *= _MIX  # every bit of the word reaches the high bits, before the xor-multiply-rotate of the hash
+            word ^= word >> np.uint64(32)
+            hashes[:going] ^= word
+            hashes[:going] *= _PRIME
+            hashes[:going] = hashes[:going] << np.uint64(27) | hashes[:going] >> np.uint64(37)
+        hashes ^= hashes >> np.uint64(33)  # murmur3's finish
+        hashes *= _FINISH
+        hashes ^= hashes >> np.uint64(33)
     out = np.empty_like(hashes)
     out[by_length] = hashes
     return out
