@@ -51,15 +51,16 @@ def import_file(path: Path, fmt: str) -> Imported:
 
 
 def _map_big_blocks() -> None:
-    """Have glibc's malloc map every block of 1 MiB or more, so that an edge list's big arrays give their memory
+    """Have glibc's malloc map every block of 2 MiB or more, so that an edge list's big arrays give their memory
     back when they go.  By default the bar rises (up to 32 MiB) as big blocks are freed, the next ones come from
     the heap, and the heap keeps the pages of the ones freed in its middle: an import of millions of edges would
-    hold twice what it uses.  Elsewhere (no ``mallopt``) nothing changes."""
+    hold twice what it uses.  A chunk's temporaries (about 1 MB) stay on the heap, reusing its pages: mapped,
+    they would be faulted in afresh every chunk.  Elsewhere (no ``mallopt``) nothing changes."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return
-    mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+    mallopt(_M_MMAP_THRESHOLD, 1 << 21)
 
 
 _M_MMAP_THRESHOLD = -3  # glibc's malloc.h
