@@ -1,9 +1,11 @@
 """The arrays an import builds: names interned into ids, edges appended in bulk, then ``GraphArrays``.
 
-Everything lands in an ``ArraysBuilder`` (millions of edges would not fit a dict-of-tuples graph
-comfortably), whose ``GraphArrays`` then merge with the existing store.  The Hive and OpenLineage
-readers add nodes and edges one by one; edge lists (``edge_lists.py``) add a chunk of rows at once.
-No sqlglot here.
+Everything lands in a builder (millions of edges would not fit a dict-of-tuples graph comfortably),
+whose ``GraphArrays`` then merge with the existing store.  The Hive and OpenLineage readers add nodes
+and edges one by one to an ``ArraysBuilder``, which interns names with a dict; edge lists
+(``edge_lists.py``) add a chunk of rows at once to an ``EdgeListBuilder``, which interns them with a
+``Vocabulary`` (names as bytes, found with numpy) and keeps edges as arrays, so that a million names cost
+their bytes rather than a ``str`` and a dict entry each.  No sqlglot here.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ import itertools
 import json
 import reprlib
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from lineage_cli.errors import InputError
+from lineage_cli.imports.vocabulary import Vocabulary
 from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.arrays import GraphArrays, dedupe_edges
-from lineage_cli.store.layout import pack_attributes
+from lineage_cli.store.arrays import GraphArrays, NameTable, dedupe_edges
+from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 
 # The longest name (table, column, field, statement, file) an import takes: beyond it a value is a runaway
 # (an unclosed quote, a generated blob), and its row is refused rather than stored.
@@ -89,57 +93,6 @@ class ArraysBuilder:
         self.provenance[node] = (file, line)
         return node
 
-    def named_edges(
-        self,
-        sources: list[str],
-        source_kinds: np.ndarray,
-        targets: list[str],
-        target_kinds: np.ndarray,
-        attributes: np.ndarray,
-        lines: np.ndarray,
-    ) -> None:
-        """``edge(node(source, kind), node(target, kind), ...)`` for many rows at once, to the same nodes and kinds.
-
-        ``lines`` holds each row's input line.
-        """
-        names: list[str] = [""] * (2 * len(sources))
-        names[0::2], names[1::2] = sources, targets  # the order ``node`` would meet them in: a row's source first
-        kinds = np.empty(len(names), dtype=np.uint8)
-        kinds[0::2], kinds[1::2] = source_kinds, target_kinds
-        nodes = self._intern(names, kinds, np.repeat(np.asarray(lines, dtype=np.int32), 2))
-        self._append_edges(nodes[0::2], nodes[1::2], attributes)
-
-    def _intern(self, names: list[str], kinds: np.ndarray, lines: np.ndarray) -> np.ndarray:
-        """The node of each name, as ``node`` one name after the other would give (and make) them, on ``lines``."""
-        start = len(self.kinds)
-        # One C-level pass: a new name is stored with its position (offset by _PENDING), so a position holding its
-        # own value is a first occurrence, and the new nodes are numbered in order of those.
-        nodes = np.fromiter(map(self.ids.setdefault, names, itertools.count(_PENDING)), np.int64, len(names))
-        firsts = np.flatnonzero(nodes == np.arange(_PENDING, _PENDING + len(names)))
-        node_at = np.empty(len(names), dtype=np.int64)
-        node_at[firsts] = np.arange(start, start + firsts.size)
-        pending = nodes >= _PENDING
-        nodes[pending] = node_at[nodes[pending] - _PENDING]
-        new_names = list(map(names.__getitem__, firsts.tolist()))
-        self.ids.update(zip(new_names, range(start, start + firsts.size), strict=True))
-        new_kinds, new_lines = kinds[firsts], lines[firsts]
-        columns, tables = _tables_of_new_columns(new_names, new_kinds, new_lines)
-        self.kinds += new_kinds.tobytes()
-        self.first_lines.frombytes(new_lines.tobytes())
-        if tables:  # the tables are TABLEs where new, so their own interning finds no columns
-            table_kinds = np.full(len(tables), NodeKind.TABLE, dtype=np.uint8)
-            table_nodes = self._intern(tables, table_kinds, new_lines[columns])
-            column_nodes = columns + start
-            self.containers.update(zip(column_nodes.tolist(), table_nodes.tolist(), strict=True))
-            self._append_edges(table_nodes, column_nodes, np.full(len(tables), pack_attributes(EdgeType.CONTAINS, 0)))
-        return nodes
-
-    def _append_edges(self, sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray) -> None:
-        self.sources.frombytes(sources.astype(np.int32).tobytes())
-        self.targets.frombytes(targets.astype(np.int32).tobytes())
-        self.attributes.frombytes(attributes.astype(np.uint16).tobytes())
-        self.statements.frombytes(np.full(sources.size, -1, dtype=np.int32).tobytes())
-
     def build(self) -> tuple[GraphArrays, np.ndarray]:
         """The graph, and the input line each of its nodes was first named on."""
         names = sorted(self.ids)  # code-point order: a node's store id is its rank
@@ -171,7 +124,212 @@ class ArraysBuilder:
         return GraphArrays(names, kinds, containers, node_file, node_line, files, *edges, flags), first_lines
 
 
-_PENDING = 1 << 40  # above every node id: ``_intern``'s marker for a name met for the first time
+@dataclass(slots=True)
+class EdgeListBuilder:
+    """An ``ArraysBuilder`` for rows added a chunk at a time (``named_edges``): its nodes, kinds and edges.
+
+    Nodes, containers and edges are numbers in ``_Column`` blocks until ``build`` packs the edges into one
+    int64 each (``_packed``) to sort and deduplicate them.
+    """
+
+    names: Vocabulary = field(default_factory=Vocabulary)
+    kinds: _Column = field(default_factory=lambda: _Column(np.uint8))  # per node
+    first_lines: _Column = field(default_factory=lambda: _Column(np.int32))  # per node
+    columns: _Column = field(default_factory=lambda: _Column(np.int32))  # per column with a table: the column
+    tables: _Column = field(default_factory=lambda: _Column(np.int32))  # and its table
+    sources: _Column = field(default_factory=lambda: _Column(np.int32))  # per edge
+    targets: _Column = field(default_factory=lambda: _Column(np.int32))
+    attributes: _Column = field(default_factory=lambda: _Column(np.uint16))
+
+    def named_edges(
+        self,
+        sources: list[str],
+        source_kinds: np.ndarray,
+        targets: list[str],
+        target_kinds: np.ndarray,
+        attributes: np.ndarray,
+        lines: np.ndarray,
+    ) -> None:
+        """``edge(node(source, kind), node(target, kind), ...)`` for many rows at once, to the same nodes and kinds.
+
+        ``lines`` holds each row's input line.
+        """
+        names: list[str] = [""] * (2 * len(sources))
+        names[0::2], names[1::2] = sources, targets  # the order ``node`` would meet them in: a row's source first
+        kinds = np.empty(len(names), dtype=np.uint8)
+        kinds[0::2], kinds[1::2] = source_kinds, target_kinds
+        nodes = self._intern(names, kinds, np.repeat(np.asarray(lines, dtype=np.int32), 2))
+        self._append_edges(nodes[0::2], nodes[1::2], attributes)
+
+    def _intern(self, names: list[str], kinds: np.ndarray, lines: np.ndarray) -> np.ndarray:
+        """The node of each name, as ``node`` one name after the other would give (and make) them, on ``lines``."""
+        start = self.names.count
+        nodes, firsts = self.names.intern(names)
+        new_names = list(map(names.__getitem__, firsts.tolist()))
+        new_kinds, new_lines = kinds[firsts], lines[firsts]
+        columns, tables = _tables_of_new_columns(new_names, new_kinds, new_lines)
+        self.kinds.extend(new_kinds)
+        self.first_lines.extend(new_lines)
+        if tables:  # the tables are TABLEs where new, so their own interning finds no columns
+            table_kinds = np.full(len(tables), NodeKind.TABLE, dtype=np.uint8)
+            table_nodes = self._intern(tables, table_kinds, new_lines[columns])
+            column_nodes = columns + start
+            self.columns.extend(column_nodes)
+            self.tables.extend(table_nodes)
+            self._append_edges(table_nodes, column_nodes, np.full(len(tables), pack_attributes(EdgeType.CONTAINS, 0)))
+        return nodes
+
+    def _append_edges(self, sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray) -> None:
+        self.sources.extend(sources)
+        self.targets.extend(targets)
+        self.attributes.extend(attributes)
+
+    def build(self) -> tuple[GraphArrays, np.ndarray]:
+        """The graph, and the input line each of its nodes was first named on; empties the builder."""
+        blob, offsets, by_rank = self.names.table()
+        count = by_rank.size
+        rank = np.empty_like(by_rank)
+        rank[by_rank] = np.arange(count, dtype=np.int32)
+        kinds = self.kinds.joined()[by_rank]
+        first_lines = self.first_lines.joined()[by_rank]
+        containers = np.full(count, -1, dtype="<i4")
+        for columns, tables in zip(self.columns.taken(), self.tables.taken(), strict=True):
+            containers[rank[columns]] = rank[tables]
+        if _PACKED_BITS + 2 * _node_bits(count) <= 63:
+            edges = _deduped(_packed(rank, self.sources, self.targets, self.attributes), _node_bits(count))
+        else:
+            sources, targets = (rank[part.joined()] for part in (self.sources, self.targets))
+            edges = dedupe_edges(sources, targets, self.attributes.joined(), _same(-1, sources.size))
+        names = NameTable(blob, offsets)
+        no_flags = np.zeros(count, dtype="u1")
+        return GraphArrays(
+            names, kinds, containers, _same(-1, count), _same(0, count), [], *edges, no_flags
+        ), first_lines
+
+
+# An edge list's edge packed into an int64, from the high bits down: type, target, source, subtype flags.  Sorted,
+# such edges are in ``dedupe_edges``' order, and they take 8 bytes an edge where their arrays take 10.
+_FLAG_BITS = 16 - TYPE_BITS
+_PACKED_BITS = TYPE_BITS + _FLAG_BITS
+
+
+def _node_bits(count: int) -> int:
+    return max(count - 1, 1).bit_length()
+
+
+def _packed(rank: np.ndarray, sources: _Column, targets: _Column, attributes: _Column) -> np.ndarray:
+    """The columns' edges packed, their nodes renumbered by ``rank``; each block of the columns goes once packed."""
+    width = _node_bits(rank.size)
+    packed = np.empty(sources.size, dtype=np.int64)  # its pages are taken as they are written
+    at = 0
+    for source, target, attribute in zip(sources.taken(), targets.taken(), attributes.taken(), strict=True):
+        block = packed[at : at + source.size]
+        block[:] = attribute & TYPE_MASK
+        block <<= width
+        block |= rank[target]
+        block <<= width
+        block |= rank[source]
+        block <<= _FLAG_BITS
+        block |= attribute >> TYPE_BITS
+        at += source.size
+    return packed
+
+
+class _Column:
+    """Numbers appended a chunk at a time, held in blocks of ``_STEP``.
+
+    Big blocks are mapped memory, given back whole when they go; a small array per chunk would be heap
+    memory, whose holes stay taken after the chunks go.
+    """
+
+    def __init__(self, dtype: type) -> None:
+        self.dtype = dtype
+        self.blocks: list[np.ndarray] = []
+        self.size = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        while values.size:
+            at = self.size % _STEP
+            if not at:
+                self.blocks.append(np.empty(_STEP, dtype=self.dtype))
+            taken = min(_STEP - at, values.size)
+            self.blocks[-1][at : at + taken] = values[:taken]
+            values, self.size = values[taken:], self.size + taken
+
+    def taken(self) -> Iterator[np.ndarray]:
+        """The numbers, a block at a time, each block dropped once given: the column is empty after."""
+        self.blocks.reverse()
+        while self.blocks:
+            block = self.blocks.pop()
+            yield block if self.blocks else block[: self.size - (self.size - 1) // _STEP * _STEP]
+        self.size = 0
+
+    def joined(self) -> np.ndarray:
+        """The numbers as one array; the column is empty after."""
+        return np.concatenate([np.zeros(0, dtype=self.dtype), *self.taken()])
+
+
+def _deduped(packed: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``dedupe_edges`` of packed edges: sources, targets, attributes, statements (none).
+
+    ``packed`` is sorted, compacted and unpacked in place, a block at a time, and shrinks as its edges are
+    unpacked: no step holds an int64 temporary of every edge, nor the packed edges beside all their arrays.
+    """
+    packed.sort()
+    flags = np.empty(packed.size, dtype=np.uint16)
+    for start in range(0, packed.size, _STEP):
+        block = packed[start : start + _STEP]
+        flags[start : start + _STEP] = block & ((1 << _FLAG_BITS) - 1)
+        block >>= _FLAG_BITS
+    last = np.ones(packed.size, dtype=bool)  # the last edge of each run of equal edges
+    np.not_equal(packed[1:], packed[:-1], out=last[:-1])
+    if not last.all():  # an edge named twice: one edge, its subtypes OR-ed into the run's last
+        _or_runs(flags, np.flatnonzero(~last) + 1)
+        flags = flags[last]
+        _compact(packed, last)
+    del last
+    count = packed.size
+    sources, targets = np.empty(count, dtype="<i4"), np.empty(count, dtype="<i4")
+    attributes = flags << np.uint16(TYPE_BITS)
+    del flags
+    mask = (1 << width) - 1
+    for start in reversed(range(0, count, _STEP)):
+        block, end = packed[start:], start + _STEP
+        sources[start:end] = block & mask
+        targets[start:end] = block >> width & mask
+        attributes[start:end] |= (block >> 2 * width).astype(np.uint16)
+        del block
+        packed.resize(start, refcheck=False)  # the unpacked edges' memory goes back
+    return sources, targets, attributes, _same(-1, count)
+
+
+_STEP = 1 << 20  # edges a block of ``_deduped`` handles
+
+
+def _or_runs(flags: np.ndarray, followers: np.ndarray) -> None:
+    """OR into each edge the flags of the equal edges before it (``followers``: the edges equal to the one before)."""
+    while True:  # a round per edge of the longest run: a run of twice the same edge takes one
+        before = flags[followers]
+        joined = before | flags[followers - 1]
+        if (joined == before).all():
+            return
+        flags[followers] = joined
+
+
+def _compact(packed: np.ndarray, keep: np.ndarray) -> None:
+    """Keep the packed edges ``keep`` says, in order, in place."""
+    kept = 0
+    for start in range(0, packed.size, _STEP):
+        block = packed[start : start + _STEP][keep[start : start + _STEP]]
+        packed[kept : kept + block.size] = block
+        kept += block.size
+    packed.resize(kept, refcheck=False)
+
+
+def _same(value: int, count: int) -> np.ndarray:
+    """``count`` times ``value`` as a read-only i4 array that takes no memory: an edge list has no statements
+    (and its nodes no files), and a full array of them would cost as much as an edge column."""
+    return np.broadcast_to(np.array(value, dtype="<i4"), (count,))
 
 
 def _tables_of_new_columns(names: list[str], kinds: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, list[str]]:

@@ -26,7 +26,7 @@ from typing import TextIO
 
 import numpy as np
 
-from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, ImportError_, Problem, json_object, quoted
+from lineage_cli.imports.builder import MAX_NAME_CHARS, EdgeListBuilder, ImportError_, Problem, json_object, quoted
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.layout import TYPE_BITS
 
@@ -60,7 +60,7 @@ class _Chunk:
     refused: list[Problem] = field(default_factory=list)  # lines that are not rows at all (not a JSON object)
 
 
-def read_edge_list(path: Path, fmt: str, builder: ArraysBuilder) -> tuple[int, list[Problem]]:
+def read_edge_list(path: Path, fmt: str, builder: EdgeListBuilder) -> tuple[int, list[Problem]]:
     """Add the rows of ``path`` to ``builder``; returns the rows read and the skipped ones, in line order."""
     rows, problems = 0, []
     with path.open(encoding="utf-8", newline="") as handle:
@@ -72,39 +72,67 @@ def read_edge_list(path: Path, fmt: str, builder: ArraysBuilder) -> tuple[int, l
 
 
 class _Lines:
-    """A file's lines, counted, a chunk or a line at a time, as ``readlines`` and ``readline`` split them.
+    """A file's lines, counted, a chunk or a line at a time, split where ``readline`` splits them (CR, LF, CRLF).
 
-    A line longer than ``MAX_LINE_CHARS`` is read in pieces and given as a blank line, which is no row; its
-    number waits in ``too_long`` until ``refusals`` reports it with the chunk that held it.
+    A chunk is read whole (one ``read`` of up to ``CHUNK_CHARS`` and the rest of its last line), not line by line.
+    A line of ``MAX_LINE_CHARS`` or more is skipped in pieces, never held whole, and given as a blank line,
+    which is no row; its number waits in ``too_long`` until ``refusals`` reports it with the chunk that held it.
     """
 
     def __init__(self, handle: TextIO) -> None:
-        self._readline = handle.readline
+        self._read = handle.read
+        # Reads of under half a line's limit: a chunk (what is left of a read, and a read) is then shorter than
+        # the limit, so that no line in it can be too long, unless chunks are made longer than that.
+        self._size = max(1, min(CHUNK_CHARS, MAX_LINE_CHARS // 2 - 1))
+        self._rest = ""  # read from the file, not given yet
         self.read = 0  # the lines given so far
         self.too_long: list[int] = []
 
-    def chunks(self) -> Iterator[tuple[int, list[str]]]:
-        """Per chunk of about ``CHUNK_CHARS``: the line before it and its lines."""
+    def chunks(self) -> Iterator[tuple[int, str]]:
+        """Per chunk of about ``CHUNK_CHARS``: the line before it and its whole lines, as one text."""
         while True:
-            start, lines, size = self.read, [], 0
-            while size < CHUNK_CHARS and (line := self.line()):
-                lines.append(line)
-                size += len(line)
-            if not lines:
+            start, text = self.read, self._rest + self._read(self._size)
+            cut = _after_last_line_end(text)
+            head, self._rest = text[:cut], text[cut:]
+            if len(head) >= MAX_LINE_CHARS:  # a line in it may be too long
+                head = "".join(map(self._short, _split_lines(head)))
+            else:
+                self.read += _line_count(head)
+            text = head + (self.line() if self._rest else "")  # and the line the read cut, whole
+            if not text:
                 return
-            yield start, lines
+            yield start, text
+
+    def _short(self, line: str) -> str:
+        """``line`` (one of a chunk, counted), or a blank line if it is too long."""
+        self.read += 1
+        if len(line.rstrip("\r\n")) < MAX_LINE_CHARS:
+            return line
+        self.too_long.append(self.read)
+        return "\n"
 
     def line(self) -> str:
         """The next line; ``""`` at the end of the file."""
-        line = self._readline(MAX_LINE_CHARS)
-        if len(line) == MAX_LINE_CHARS and not line.endswith(_LINE_ENDS):
-            piece = line
-            while len(piece) == MAX_LINE_CHARS and not piece.endswith(_LINE_ENDS):
-                piece = self._readline(MAX_LINE_CHARS)
-            line = "\n"
-            self.too_long.append(self.read + 1)
-        self.read += bool(line)
-        return line
+        while not (end := _after_first_line_end(self._rest)) and len(self._rest) < MAX_LINE_CHARS:
+            more = self._read(self._size)
+            if not more:  # the last line, without its line end
+                line, self._rest = self._rest, ""
+                self.read += bool(line)
+                return line
+            self._rest += more
+        if end and end - len(_line_end(self._rest[:end])) < MAX_LINE_CHARS:
+            line, self._rest = self._rest[:end], self._rest[end:]
+            self.read += 1
+            return line
+        while not (end := _after_first_line_end(self._rest)):  # too long: skipped to its end, a piece at a time
+            self._rest = self._rest[-1:] if self._rest.endswith("\r") else ""
+            if not (more := self._read(self._size)):
+                break
+            self._rest += more
+        self._rest = self._rest[end:]
+        self.read += 1
+        self.too_long.append(self.read)
+        return "\n"
 
     def refusals(self) -> list[Problem]:
         """The over-long lines met since the last call."""
@@ -112,6 +140,44 @@ class _Lines:
         refused = [(line, problem) for line in self.too_long]
         self.too_long.clear()
         return refused
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # a line and its end, or the last line without one
+
+
+def _split_lines(text: str) -> list[str]:
+    return _LINE.findall(text)
+
+
+def _line_count(text: str) -> int:
+    """The line ends in ``text`` (a CRLF is one)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def _line_end(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :]
+
+
+def _after_first_line_end(text: str) -> int:
+    """Where the first line of ``text`` ends (after its line end), or 0 if it may not have ended yet.
+
+    A CR at the very end may be the start of a CRLF: the line is not known to have ended.
+    """
+    ends = [at for at in (text.find("\n"), text.find("\r")) if at >= 0]
+    if not ends:
+        return 0
+    at = min(ends)
+    if text[at] == "\n":
+        return at + 1
+    if at + 1 == len(text):
+        return 0
+    return at + 2 if text[at + 1] == "\n" else at + 1
+
+
+def _after_last_line_end(text: str) -> int:
+    """Where the last whole line of ``text`` ends; a CR at the very end does not count (it may be a CRLF's)."""
+    searched = text[:-1] if text.endswith("\r") else text
+    return max(searched.rfind("\n"), searched.rfind("\r")) + 1
 
 
 def _delimited_chunks(handle: TextIO, path: Path, fmt: str) -> Iterator[_Chunk]:
@@ -125,11 +191,10 @@ def _delimited_chunks(handle: TextIO, path: Path, fmt: str) -> Iterator[_Chunk]:
         raise ImportError_(f"{path}: the header row must name the columns source, target[, type, subtype]")
     # A missing column: past every row's end (a row longer than the header has no type in its extra field).
     wanted = [index.get(name, sys.maxsize) for name in COLUMNS]
-    for start, chunk_lines in lines.chunks():
-        text = "".join(chunk_lines)
+    for start, text in lines.chunks():
         chunk = None if '"' in text else _split_chunk(text, start, delimiter, wanted)
         if chunk is None:
-            chunk = _csv_chunk(chunk_lines, lines, start, delimiter, wanted)
+            chunk = _csv_chunk(_split_lines(text), lines, start, delimiter, wanted)
         chunk.refused += lines.refusals()
         yield chunk
 
@@ -220,10 +285,10 @@ def _unreadable(error: Exception) -> str:
 
 
 def _json_chunks(lines: _Lines) -> Iterator[_Chunk]:
-    for start, chunk_lines in lines.chunks():
+    for start, chunk_text in lines.chunks():
         numbers, refused = [], lines.refusals()
         columns: tuple[list[str], ...] = ([], [], [], [])
-        for number, text in enumerate(chunk_lines, start=start + 1):
+        for number, text in enumerate(_split_lines(chunk_text), start=start + 1):
             row = json_object(text) if text.strip() else None
             if isinstance(row, str):
                 refused.append((number, row))
@@ -240,7 +305,7 @@ def _names(column: list[str], lowered: bool) -> list[str]:
     return list(stripped if lowered else map(str.lower, stripped))
 
 
-def _add(chunk: _Chunk, builder: ArraysBuilder) -> list[Problem]:
+def _add(chunk: _Chunk, builder: EdgeListBuilder) -> list[Problem]:
     """Add the chunk's good rows to ``builder``; returns the bad ones (and the refused lines), in line order."""
     types, type_problems = _parsed(chunk.types, _edge_type)
     flags, flag_problems = _parsed(chunk.subtypes, _subtype_flags)

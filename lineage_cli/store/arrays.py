@@ -4,11 +4,15 @@
 imported edges need arrays.  ``GraphArrays`` holds sorted node names and integer edge
 arrays, and ``merge`` unions two of them, OR-ing the subtype flags of duplicate edges.
 ``sort_order`` is the edge sort that deduplication and the writer's adjacency share.
+An import's names stay one UTF-8 blob (``NameTable``) rather than a million ``str`` objects.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -18,9 +22,41 @@ from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store
 
 
+class NameTable(Sequence[str]):
+    """Names as the store's string table holds them: a UTF-8 ``blob`` and ``offsets`` (n + 1, from 0).
+
+    A name is decoded when asked for: the table costs its bytes, not a ``str`` object per name.
+    """
+
+    __slots__ = ("blob", "offsets")
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        self.blob = blob  # u1
+        self.offsets = offsets  # <u8
+
+    def __len__(self) -> int:
+        return self.offsets.size - 1
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError("name index out of range")
+        index %= len(self)
+        return self.blob[self.offsets[index] : self.offsets[index + 1]].tobytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        blob, offsets = self.blob, self.offsets.tolist()
+        return (blob[start:end].tobytes().decode("utf-8") for start, end in itertools.pairwise(offsets))
+
+
 @dataclass(slots=True)
 class GraphArrays:
-    names: list[str]  # sorted: a node's id is its rank
+    names: Sequence[str]  # sorted: a node's id is its rank (a list, or an import's NameTable)
     kinds: np.ndarray  # u1 per node
     containers: np.ndarray  # i4 per node, -1 none
     node_file: np.ndarray  # i4 per node, index into files, -1 none

@@ -6,7 +6,8 @@ both directions, 16 bytes per edge: neighbour and packed type+subtypes each way,
 statement that made the edge once, forward.  Each node's slice holds its table-level edges
 (READ, WRITE, FLOW) first, then the others, each group by type, neighbour and statement; a
 per-node count (``*_split``, an i4 per node and direction) says where the groups meet.
-The file is written beside its destination, fsync-ed and renamed over it: a crash mid-write
+Sections are built and written one at a time, so a write holds the graph and one section, not the
+whole file.  The file is written beside its destination, fsync-ed and renamed over it: a crash mid-write
 leaves the previous store intact, and a failed write (``StoreWriteError``) leaves it and no
 temporary file.
 """
@@ -17,6 +18,7 @@ import json
 import os
 import tempfile
 import zlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -24,7 +26,7 @@ from typing import BinaryIO
 import numpy as np
 
 from lineage_cli.model import Graph
-from lineage_cli.store.arrays import GraphArrays, from_graph, sort_order
+from lineage_cli.store.arrays import GraphArrays, NameTable, from_graph, sort_order
 from lineage_cli.store.layout import (
     TYPE_BITS,
     TYPE_MASK,
@@ -36,6 +38,14 @@ from lineage_cli.store.layout import (
     slice_rank,
 )
 from lineage_cli.store.roles import role_codes
+
+# The sections in file order, as ``_sections`` yields them.
+SECTIONS = (
+    "node_kind", "node_role", "name_offsets", "names", "node_container", "node_file", "node_line", "node_flags",
+    "file_offsets", "files", "meta",
+    "fwd_offsets", "fwd_split", "fwd_node", "fwd_attr", "fwd_statement",
+    "bwd_offsets", "bwd_split", "bwd_node", "bwd_attr",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +59,16 @@ class WrittenStore:
 def write_store(graph: Graph | GraphArrays, path: str | os.PathLike[str], meta: dict[str, object]) -> WrittenStore:
     """Write ``graph`` to ``path``, replacing any previous store only once the new one is complete."""
     arrays = graph if isinstance(graph, GraphArrays) else from_graph(graph)
-    sections = _build_sections(arrays, meta)
     destination = Path(path)
     try:
-        size = _write_beside(destination, sections, arrays)
+        size = _write_beside(destination, _sections(arrays, meta), arrays)
     except OSError as error:
         raise StoreWriteError(f"cannot write the store {destination}: {error.strerror or error}") from error
     _fsync_directory(destination.parent)
     return WrittenStore(destination, arrays.node_count, arrays.edge_count, size)
 
 
-def _write_beside(destination: Path, sections: dict[str, np.ndarray], arrays: GraphArrays) -> int:
+def _write_beside(destination: Path, sections: Iterator[tuple[str, np.ndarray]], arrays: GraphArrays) -> int:
     """Write the store to a temporary file beside ``destination`` and rename it over it; the file's size."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{destination.name}.", dir=destination.parent)
@@ -83,30 +92,26 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
-def _build_sections(graph: GraphArrays, meta: dict[str, object]) -> dict[str, np.ndarray]:
-    name_offsets, name_blob = _string_table(graph.names)
-    file_offsets, file_blob = _string_table(graph.files)
-    sections = {
-        "node_kind": graph.kinds.astype("u1"),
-        "node_role": role_codes(graph.kinds, graph.sources, graph.targets, graph.attributes),
-        "name_offsets": name_offsets,
-        "names": name_blob,
-        "node_container": graph.containers.astype("<i4"),
-        "node_file": graph.node_file.astype("<i4"),
-        "node_line": graph.node_line.astype("<i4"),
-        "node_flags": graph.flags.astype("u1"),
-        "file_offsets": file_offsets,
-        "files": file_blob,
-        "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype="u1"),
-    }
+def _sections(graph: GraphArrays, meta: dict[str, object]) -> Iterator[tuple[str, np.ndarray]]:
+    """The sections of ``SECTIONS`` in order, each built when the one before it is written."""
+    yield "node_kind", graph.kinds.astype("u1")
+    yield "node_role", role_codes(graph.kinds, graph.sources, graph.targets, graph.attributes)
+    yield from zip(("name_offsets", "names"), _string_table(graph.names), strict=True)
+    yield "node_container", graph.containers.astype("<i4")
+    yield "node_file", graph.node_file.astype("<i4")
+    yield "node_line", graph.node_line.astype("<i4")
+    yield "node_flags", graph.flags.astype("u1")
+    yield from zip(("file_offsets", "files"), _string_table(graph.files), strict=True)
+    yield "meta", np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype="u1")
     src, dst, nodes = graph.sources, graph.targets, graph.node_count
     rank = _slice_ranks(graph.attributes)
-    sections.update(_csr("fwd", src, dst, rank, graph, nodes, with_statements=True))
-    sections.update(_csr("bwd", dst, src, rank, graph, nodes, with_statements=False))
-    return sections
+    yield from _csr("fwd", src, dst, rank, graph, nodes, with_statements=True)
+    yield from _csr("bwd", dst, src, rank, graph, nodes, with_statements=False)
 
 
-def _string_table(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _string_table(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(strings, NameTable):  # already the table
+        return strings.offsets.astype("<u8", copy=False), strings.blob
     joined = "".join(strings)
     # An ASCII string's UTF-8 is its characters: its length needs no encoding of each string.
     lengths = map(len, strings if joined.isascii() else map(str.encode, strings))
@@ -129,31 +134,73 @@ def _csr(
     graph: GraphArrays,
     nodes: int,
     with_statements: bool,
-) -> dict[str, np.ndarray]:
+) -> Iterator[tuple[str, np.ndarray]]:
     """One direction's CSR sections (and the edges' statements in its order, forward only).
 
     Edges sort by origin, slice rank, neighbour, statement: a deduplicated graph has no two edges alike.
     """
-    order = sort_order((graph.statements + 1, neighbour, rank, origin))
     offsets = np.zeros(nodes + 1, dtype="<i8")
     np.cumsum(np.bincount(origin, minlength=nodes), out=offsets[1:])
-    table_level = origin[rank < 1 << TYPE_BITS]
-    sections = {
-        f"{prefix}_offsets": offsets,
-        f"{prefix}_split": np.bincount(table_level, minlength=nodes).astype("<i4"),
-        f"{prefix}_node": neighbour[order].astype("<i4"),
-        f"{prefix}_attr": graph.attributes[order].astype("<u2"),
-    }
+    yield f"{prefix}_offsets", offsets
+    del offsets
+    yield f"{prefix}_split", np.bincount(origin[rank < 1 << TYPE_BITS], minlength=nodes).astype("<i4")
+    widths = (_bits(origin), _bits(rank), _bits(neighbour), _bits(graph.statements + 1), _FLAG_BITS)
+    if sum(widths) > 63:
+        order = sort_order((graph.statements + 1, neighbour, rank, origin))
+        yield f"{prefix}_node", neighbour[order].astype("<i4")
+        yield f"{prefix}_attr", graph.attributes[order].astype("<u2")
+        if with_statements:
+            yield f"{prefix}_statement", graph.statements[order].astype("<i4")
+        return
+    # Each edge packed into an int64 holding all it is (origin, rank, neighbour, statement, subtype flags, from the
+    # high bits down) and sorted in place: 8 bytes an edge, where an argsort's order and keys take 16.
+    packed = np.empty(origin.size, dtype=np.int64)
+    for start in range(0, origin.size, _STEP):
+        block, end = packed[start : start + _STEP], start + _STEP
+        block[:] = origin[start:end]
+        fields = (
+            rank[start:end],
+            neighbour[start:end],
+            graph.statements[start:end] + 1,
+            graph.attributes[start:end] >> TYPE_BITS,
+        )
+        for values, width in zip(fields, widths[1:], strict=True):
+            block <<= width
+            block |= values
+    packed.sort()
+    flag_width, statement_width, neighbour_width, rank_width = widths[:0:-1]
+    yield f"{prefix}_node", _unpacked(packed, flag_width + statement_width, neighbour_width, "<i4")
+    attributes = _unpacked(packed, flag_width + statement_width + neighbour_width, rank_width, "<u2")
+    attributes &= TYPE_MASK  # a slice rank ends in its type
+    attributes |= _unpacked(packed, 0, flag_width, "<u2") << np.uint16(TYPE_BITS)
+    yield f"{prefix}_attr", attributes
+    del attributes
     if with_statements:
-        sections[f"{prefix}_statement"] = graph.statements[order].astype("<i4")
-    return sections
+        yield f"{prefix}_statement", _unpacked(packed, flag_width, statement_width, "<i4") - np.int32(1)
 
 
-def _write_file(out: BinaryIO, arrays: dict[str, np.ndarray], nodes: int, edges: int) -> int:
-    offset = header_size(len(arrays))
+_FLAG_BITS = 16 - TYPE_BITS  # an attribute's subtype flags
+_STEP = 1 << 20  # edges packed and unpacked a block at a time: no int64 temporary of every edge
+
+
+def _bits(values: np.ndarray) -> int:
+    """The bits the largest of non-negative ``values`` takes."""
+    return int(values.max()).bit_length() if values.size else 0
+
+
+def _unpacked(packed: np.ndarray, shift: int, width: int, dtype: str) -> np.ndarray:
+    """The ``width`` bits of each packed edge above its lowest ``shift`` bits."""
+    values = np.empty(packed.size, dtype=dtype)
+    for start in range(0, packed.size, _STEP):
+        values[start : start + _STEP] = packed[start : start + _STEP] >> shift & ((1 << width) - 1)
+    return values
+
+
+def _write_file(out: BinaryIO, arrays: Iterator[tuple[str, np.ndarray]], nodes: int, edges: int) -> int:
+    offset = header_size(len(SECTIONS))
     out.write(b"\x00" * offset)
     sections, crc = [], 0
-    for name, array in arrays.items():
+    for name, array in arrays:
         padding = b"\x00" * (align(offset) - offset)
         data = np.ascontiguousarray(array).view(np.uint8)  # written from the array itself: no copy of a section
         out.write(padding)

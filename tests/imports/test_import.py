@@ -14,7 +14,7 @@ from lineage_cli.cli import cli
 from lineage_cli.imports import edge_lists
 from lineage_cli.imports.builder import MAX_NAME_CHARS, ImportError_
 from lineage_cli.imports.reader import import_file
-from lineage_cli.model import EdgeType, NodeKind
+from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store import writer
 from lineage_cli.store.arrays import sort_order
 from lineage_cli.store.reader import open_store
@@ -322,7 +322,7 @@ def test_a_line_past_the_limit_is_skipped_unread(tmp_path, monkeypatch, fmt) -> 
     _, edges, problems, count = graph_of(path, fmt)
     assert problems == [(2 + (fmt == "csv"), "line longer than 100 characters; skipped unread")]
     assert {(s, t) for s, t, _, _ in edges} == {("a", "b"), ("c", "d")} and count == 3
-    assert max(map(len, read)) <= 100  # the long line was read in pieces
+    assert max(map(len, read)) <= 150  # the long line (450 characters) was read in pieces of a chunk at most
 
 
 def spied(lines: type, read: list[str]) -> type:
@@ -331,8 +331,8 @@ def spied(lines: type, read: list[str]) -> type:
     class Spied(lines):
         def __init__(self, handle) -> None:
             super().__init__(handle)
-            readline = self._readline
-            self._readline = lambda limit: read.append(readline(limit)) or read[-1]
+            read_text = self._read
+            self._read = lambda size: read.append(read_text(size)) or read[-1]
 
     return Spied
 
@@ -491,3 +491,92 @@ def test_a_hive_record_warns_of_a_new_column_at_its_line(runner, tmp_path) -> No
     (tmp_path / "next.log").write_text("\n" + json.dumps({**HIVE_RECORD, "vertices": vertices, "edges": edges}) + "\n")
     outcome = runner.invoke(cli, ["import", "next.log", "--format", "hive"])
     assert f"next.log:2: warning: {NEW_COLUMN.format('stg.o.new', 'stg.o')}" in outcome.output
+
+
+def hostile_names() -> list[str]:
+    """Names that tie on long prefixes, end inside and at the ends of 8-byte words, hold NULs and non-ASCII."""
+    names = ["", "a", "a\x00", "a\x00\x00", "ab", "abcdefgh", "abcdefg", "abcdefghi", "abcdefgh\x00", "é", "z" * 40]
+    names += [f"dwh.d{i % 7:03d}_t{i:05d}.c{i % 13:02d}" for i in range(300)]
+    names += ["x" * 17 + chr(0x100 + i) for i in range(20)] + ["\U0001f600", "\uffff", "\x7f"]
+    return names
+
+
+def test_the_vocabulary_numbers_names_as_met_and_orders_them_by_code_point() -> None:
+    from lineage_cli.imports.vocabulary import Vocabulary
+
+    names = hostile_names()
+    vocabulary = Vocabulary()
+    nodes, firsts = vocabulary.intern(names[::2] + names)
+    again, none_new = vocabulary.intern(names[1::2])
+    met = list(dict.fromkeys(names[::2] + names))
+    assert nodes.tolist() == [met.index(name) for name in names[::2] + names] and none_new.size == 0
+    assert again.tolist() == [met.index(name) for name in names[1::2]]
+    blob, offsets, by_rank = vocabulary.table()
+    assert [met[node] for node in by_rank.tolist()] == sorted(met)
+    assert blob.tobytes().decode() == "".join(sorted(met)) and offsets[-1] == blob.size
+
+
+def test_names_whose_hashes_collide_stay_apart(tmp_path, monkeypatch) -> None:
+    """A hash is never trusted alone: with every name hashed alike, the import makes the same graph."""
+    from lineage_cli.imports import vocabulary
+
+    names = [name for name in hostile_names() if name]
+    rows = [f"{source}\t{target}\tflow" for source, target in zip(names, names[7:] + names[:7], strict=True)]
+    path = tmp_path / "e.tsv"
+    path.write_text("source\ttarget\ttype\n" + "\n".join(rows) + "\n")
+    monkeypatch.setattr(edge_lists, "CHUNK_CHARS", 300)
+    whole = graph_of(path, "tsv")
+    monkeypatch.setattr(vocabulary, "_hashes", lambda blob, starts, lengths: np.full(starts.size, 5, np.uint64))
+    assert graph_of(path, "tsv") == whole
+    monkeypatch.setattr(vocabulary, "_hashes", lambda blob, starts, lengths: (lengths % 3).astype(np.uint64))
+    assert graph_of(path, "tsv") == whole
+
+
+def test_edges_too_wide_to_pack_are_deduplicated_as_packed_ones(tmp_path, monkeypatch) -> None:
+    """An edge list's edges are packed in an int64 to be deduplicated; a graph too big for it (over 8M nodes)
+    takes ``dedupe_edges``, to the same edges: repeated rows one edge, their subtypes OR-ed."""
+    from lineage_cli.imports import builder
+
+    rows = ["a.t.x,b.t.y,projection,IDENTITY", "a.t.x,b.t.y,projection,FILTER", "a.t,b.t,flow,", "a.t,b.t,flow,"]
+    path = tmp_path / "e.csv"
+    path.write_text("source,target,type,subtype\n" + "\n".join(rows * 3) + "\n")
+    packed = graph_of(path)
+    monkeypatch.setattr(builder, "_PACKED_BITS", 64)
+    assert graph_of(path) == packed
+    projection = [edge for edge in packed[1] if edge[:2] == ("a.t.x", "b.t.y")]
+    assert len(projection) == 1 and projection[0][2] >> 4 == Subtype.IDENTITY.bit | Subtype.FILTER.bit
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8, 13, 64])
+def test_lines_split_as_readline_splits_them_whatever_the_chunk(tmp_path, monkeypatch, chunk) -> None:
+    """CR, LF and CRLF end lines wherever a chunk's read cuts them (a CRLF too); a line too long is one line."""
+    monkeypatch.setattr(edge_lists, "MAX_LINE_CHARS", 30)
+    ends = ["\n", "\r", "\r\n"]
+    text = "source,target\r\n"
+    for i in range(40):
+        text += f"s{i}.t,m{i}.t" + ends[i % 3] + ("" if i % 4 else ends[(i + 1) % 3]) + ("x" * 40 if i % 9 == 0 else "")
+        text += ends[i % 2] if i % 9 == 0 else ""
+    text += "last.a,last.b"  # no line end at the end of the file
+    path = tmp_path / "e.csv"
+    path.write_bytes(text.encode())
+    with path.open(newline="") as handle:
+        lines = handle.readlines()
+    expected_long = [number for number, line in enumerate(lines, start=1) if line.startswith("x")]
+    monkeypatch.setattr(edge_lists, "CHUNK_CHARS", chunk)
+    nodes, edges, problems, count = graph_of(path)
+    assert [line for line, message in problems if message.startswith("line longer")] == expected_long
+    assert len(edges) == 41 and count == 41 + len(expected_long)
+    assert [line for line, _ in problems if line not in expected_long] == []
+
+
+def test_names_a_digit_apart_hash_apart(monkeypatch) -> None:
+    """Generated names differing in a digit or two take distinct hashes: no chunk of them goes one by one
+    (a hash spreading the words' low bits poorly gave 314 collisions over 4M such names)."""
+    from lineage_cli.imports import vocabulary
+
+    names = [f"dwh1.d{schema:03d}_t{table:06d}.c00" for schema in range(100) for table in range(100000, 100300)]
+    blob, starts, lengths = vocabulary._packed(names)
+    assert np.unique(vocabulary._hashes(blob, starts, lengths)).size == len(names)
+    monkeypatch.setattr(vocabulary.Vocabulary, "_intern_one_by_one", None)  # not called
+    nodes, firsts = vocabulary.Vocabulary().intern(names)
+    assert nodes.tolist() == firsts.tolist() == list(range(len(names)))

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -366,3 +367,30 @@ def test_a_statement_read_approximately_keeps_its_flag_through_the_store_and_a_m
     other.add_transformation("y.sql:1", Provenance("y.sql", 1))
     merged = to_graph(merge(from_store(store), from_graph(other)))
     assert merged.flags == {"x.sql:2": NodeFlag.APPROXIMATE.bit}
+
+
+def test_the_packed_csr_sort_writes_what_the_argsort_writes(tmp_path, warehouse_store, monkeypatch) -> None:
+    """Edges sorted packed in one int64 each (origin, rank, neighbour, statement, flags) make the same file
+    as the argsort of their keys, which a graph too wide to pack takes: every edge type, statements, subtypes."""
+    from lineage_cli.store.arrays import from_store
+
+    graph = from_store(open_store(warehouse_store))
+    assert len(set((graph.attributes & 15).tolist())) >= 5 and (graph.statements >= 0).any()
+    write_store(graph, tmp_path / "packed.lin", {})
+    monkeypatch.setattr(writer, "_FLAG_BITS", 64)  # too wide: the argsort
+    write_store(graph, tmp_path / "sorted.lin", {})
+    assert (tmp_path / "packed.lin").read_bytes() == (tmp_path / "sorted.lin").read_bytes()
+
+
+def test_a_name_table_reads_as_the_list_of_its_names() -> None:
+    from lineage_cli.store.arrays import NameTable
+
+    names = ["", "a.b", "é.ü", "z"]
+    data = "".join(names).encode()
+    offsets = np.cumsum([0, *(len(name.encode()) for name in names)]).astype("<u8")
+    table = NameTable(np.frombuffer(data, dtype=np.uint8), offsets)
+    assert list(table) == names and len(table) == 4
+    assert [table[i] for i in range(-4, 4)] == names + names and table[1:3] == names[1:3]
+    assert "é.ü" in table and table.index("z") == 3
+    with pytest.raises(IndexError):
+        table[4]
