@@ -93,9 +93,44 @@ def cache_files(folder: Path, store: Path) -> int:
     return sum(1 for path in folder.rglob("*") if path.is_file() and path != store)
 
 
+def memory_of_harvest(warehouse: Path, dialect: str, jobs: int) -> tuple[float, float]:
+    """Peak RSS in MB of a ``lineage harvest`` process and of its busiest worker (sampled every 0.2 s from
+    /proc: a worker that grew with the files it read would show here)."""
+    store = OUT / "harvest-memory" / "wh.lin"
+    shutil.rmtree(store.parent, ignore_errors=True)
+    command = [sys.executable, "-m", "lineage_cli", "harvest", str(warehouse / "sql"), "--dialect", dialect]
+    command += ["--schema", str(warehouse / "schema.json"), "--store", str(store), "-q", "-j", str(jobs)]
+    harvest = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = worker = 0.0
+    while harvest.poll() is None:
+        parent = max(parent, _rss_mb(harvest.pid, "VmHWM"))
+        for child in _children(harvest.pid):
+            worker = max(worker, _rss_mb(child, "VmHWM"))
+        time.sleep(0.2)
+    shutil.rmtree(store.parent, ignore_errors=True)
+    return parent, worker
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _rss_mb(pid: int, field: str) -> float:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0  # (ended between the listing and the read)
+    line = next((line for line in status.splitlines() if line.startswith(field + ":")), f"{field}: 0 kB")
+    return int(line.split()[1]) / 1024
+
+
 def main() -> None:
     parser = warehouse_parser(__doc__)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--memory-tables", type=int, default=8000, help="warehouse of the memory target (0: skip)")
     args = parser.parse_args()
 
     from lineage_cli.harvest.batch import harvest
@@ -176,6 +211,12 @@ def main() -> None:
             wall[1] >= 1.8 * wall[2],
         ),
     ]
+    if args.memory_tables and Path("/proc/self/status").is_file():
+        large = generate(args.memory_tables, args.dialect)
+        parent, worker = memory_of_harvest(large, args.dialect, 2)
+        peaks = f"parent peak RSS {parent:.0f} MB, busiest worker {worker:.0f} MB"
+        print(f"{args.memory_tables}-table warehouse, -j 2: {peaks}")
+        targets.append((f"harvest parent <= ~300 MB at {args.memory_tables} tables ({parent:.0f} MB)", parent <= 300))
     print("\ntargets:")
     for label, ok in targets:
         print(f"  {'met    ' if ok else 'NOT met'}  {label}")
