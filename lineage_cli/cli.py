@@ -6,8 +6,6 @@ sqlglot and ``lineage --help`` pays for nothing.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -15,12 +13,8 @@ from typing import Any, TypeVar
 import click
 
 from lineage_cli import __version__
+from lineage_cli.commands.options import DEFAULT_STORE, FORMATS, GROUP_BYS, LEVELS, RANKDIRS
 
-DEFAULT_STORE = os.path.join(".lineage", "graph.lin")
-FORMATS = ("tree", "json", "tgf", "graphml", "dot")
-LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")  # walk/levels.py's, without importing it
-GROUP_BYS = ("schema", "workflow", "datamart")  # the levels walk/levels.py's groups() frames by
-RANKDIRS = ("LR", "TB")
 # Parameter types are stateless: one instance each, shared by every option (each one made costs a gettext lookup).
 OUTPUT_FILE = click.Path(dir_okay=False)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False)
@@ -308,39 +302,12 @@ def _walk_command(direction: str) -> Callable[..., None]:
     @picture_options
     @store_option
     @output_options
-    def command(
-        name: str,
-        depth: int | None,
-        show_transformations: bool,
-        predicates: bool,
-        walkplan: str | None,
-        plan_args: tuple[str, ...],
-        exact: bool,
-        level: str | None,
-        datamarts: str | None,
-        group_by: str | None,
-        rankdir: str | None,
-        store: str,
-        fmt: str | None,
-        output: str | None,
-    ) -> None:
-        from lineage_cli.commands.walk import Shaping, run_walk
+    def command(**options: Any) -> None:  # noqa: ANN401 - the options above, as click passes them
+        from lineage_cli.commands.walk import run_walk_options
 
-        if walkplan and (show_transformations or predicates):
+        if options["walkplan"] and (options["show_transformations"] or options["predicates"]):
             raise click.UsageError("--walkplan replaces --show-transformations and --predicates")
-        sys.exit(
-            run_walk(
-                direction,
-                name,
-                store,
-                depth=depth,
-                fmt=fmt,
-                output=output,
-                show_transformations=show_transformations,
-                predicates=predicates,
-                shaping=Shaping(walkplan, plan_args, level, datamarts, group_by, rankdir, exact),
-            )
-        )
+        sys.exit(run_walk_options(direction, options))
 
     command.__doc__ = f"""Show everything {word} of NAME.
 
@@ -646,22 +613,16 @@ def check(
 
 
 def main() -> None:
-    """The console script: run the command, then leave without tearing the interpreter down.
+    """The click command line, then an exit without tearing the interpreter down (``quick.finish``)."""
+    from lineage_cli.commands.quick import finish
 
-    By then every file a command wrote is closed; all that is left is freeing the answer's objects and
-    every module one by one, which costs a cold query more than its walk (~12 ms of a 110 ms ``lineage
-    up``).  So the standard streams are flushed and the process ends with the command's exit code.
-    """
     try:
         cli(prog_name="lineage")
     except SystemExit as done:
         code = _exit_status(done.code)
     else:
         code = 0
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(BrokenPipeError, ValueError):  # a reader that left early (`| head`), or closed
-            stream.flush()
-    os._exit(code)
+    finish(code)
 
 
 def _exit_status(code: object) -> int:

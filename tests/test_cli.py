@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.errors import LineageError
-from tests.conftest import WAREHOUSE, assert_valid_format
+from tests.conftest import REPO, WAREHOUSE, assert_valid_format
 
 
 @pytest.fixture()
@@ -326,3 +326,62 @@ def test_a_file_that_cannot_be_read_is_bad_input_with_the_systems_words(runner, 
         outcome = runner.invoke(cli, [*command, "latin.yaml"])
         assert outcome.exit_code == 2, command
         assert outcome.stderr == "error: 'utf-8' codec can't decode byte 0xf6 in position 8: invalid start byte\n"
+
+
+# -- the click-free query path (commands/quick.py) ---------------------------------------------------------------
+QUICK_ARGUMENTS = [
+    ["up", "mart.sales_daily"],
+    ["down", "stg.pos_sales", "--format", "json", "--depth", "2"],
+    ["up", "mart.sales_daily", "--walkplan=impact", "--arg", "a", "--arg=b", "--exact", "--level", "schema"],
+    ["up", "mart.%", "--show-transformations", "--predicates", "--group-by", "schema", "--rankdir", "TB"],
+    ["down", "x", "-o", "out.graphml", "--store", "other.lin", "--datamarts", str(REPO / "pyproject.toml")],
+]
+NOT_QUICK = [
+    ["up", "--help"], ["up"], ["up", "a", "b"], ["up", "a", "--depth", "0"], ["up", "a", "--depth", "x"],
+    ["up", "a", "--format", "svg"], ["up", "a", "--walkplan", "impact", "--predicates"], ["up", "a", "--nosuch"],
+    ["up", "a", "--datamarts", "missing.yaml"], ["up", "a", "-o", str(REPO)], ["up", "a", "--exact=1"],
+    ["path", "a", "b"], ["harvest", "x"], [], ["up", "a", "--store"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("arguments", QUICK_ARGUMENTS, ids=" ".join)
+def test_a_plain_query_is_read_without_click_as_click_reads_it(arguments) -> None:
+    from lineage_cli.commands.quick import parsed
+
+    command, options = parsed(arguments)
+    assert options == cli.commands[command].make_context(command, list(arguments[1:])).params
+
+
+@pytest.mark.parametrize("arguments", NOT_QUICK, ids=" ".join)
+def test_anything_but_a_plain_query_is_left_to_click(arguments) -> None:
+    from lineage_cli.commands.quick import parsed
+
+    assert parsed(arguments) is None
+
+
+def test_the_quick_options_are_clicks_own() -> None:
+    """Each option the click-free path reads is one of the command's, with click's parameter, kind and choices."""
+    from lineage_cli.commands.quick import COMMANDS, OPTIONS, REPEATED
+
+    for command in COMMANDS:
+        by_flag = {flag: option for option in cli.commands[command].params for flag in option.opts}
+        for flag, (parameter, takes) in OPTIONS.items():
+            option = by_flag[flag]
+            assert option.name == parameter and option.is_flag == (takes is None), flag
+            assert option.multiple == (parameter in REPEATED), flag
+            if isinstance(takes, tuple):
+                assert tuple(option.type.choices) == takes, flag
+
+
+def test_the_console_script_answers_a_plain_query_without_importing_click(tmp_path) -> None:
+    env = {**os.environ, "LINEAGE_STORE": str(tmp_path / "g.lin")}
+    subprocess.run(
+        [sys.executable, "-m", "lineage_cli", "harvest", str(WAREHOUSE), "-q"], check=True, env=env, capture_output=True
+    )
+    command = [sys.executable, "-X", "importtime", "-m", "lineage_cli", "up", "mart.sales_daily", "--format", "json"]
+    run = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert run.returncode == 0 and json.loads(run.stdout)["roots"] == ["mart.sales_daily"]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time")}
+    assert "lineage_cli.walk.query" in imported and not {"click", "sqlglot"} & imported
+    missing = subprocess.run([*command[:5], "up", "nosuch"], env=env, capture_output=True, text=True)
+    assert missing.returncode == 1 and "no table, view or column named 'nosuch'" in missing.stderr

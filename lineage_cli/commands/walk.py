@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from lineage_cli.errors import LineageError, QueryError
 
@@ -40,6 +40,26 @@ def run_walk(
         return shaping.rolled_up(store, found)
 
     return _answer(store_path, ask, fmt, output, shaping)
+
+
+def run_walk_options(direction: str, options: Mapping[str, Any]) -> int:
+    """``run_walk`` with the parameters of ``lineage up`` / ``down`` as the command line reads them (click's, or
+    ``quick.py``'s for a plain query): one place maps them onto the walk."""
+    shaping = Shaping(
+        options["walkplan"], options["plan_args"], options["level"], options["datamarts"], options["group_by"],
+        options["rankdir"], options["exact"],
+    )  # fmt: skip
+    return run_walk(
+        direction,
+        options["name"],
+        options["store"],
+        depth=options["depth"],
+        fmt=options["fmt"],
+        output=options["output"],
+        show_transformations=options["show_transformations"],
+        predicates=options["predicates"],
+        shaping=shaping,
+    )
 
 
 def run_path(
