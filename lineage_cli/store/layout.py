@@ -24,6 +24,15 @@ _SECTION = struct.Struct("<16sQQ8s")
 _CRC = struct.Struct("<I")
 
 
+# The sections of a store in file order: what the writer writes (``writer._sections``) and the reader requires.
+SECTIONS = (
+    "node_kind", "node_role", "name_offsets", "names", "node_container", "node_file", "node_line", "node_flags",
+    "file_offsets", "files", "meta",
+    "fwd_offsets", "fwd_split", "fwd_node", "fwd_attr", "fwd_statement",
+    "bwd_offsets", "bwd_split", "bwd_node", "bwd_attr",
+)  # fmt: skip
+
+
 # An edge's type and subtype bits share one u16: type in the low 4 bits, subtypes above.
 TYPE_BITS = 4
 TYPE_MASK = (1 << TYPE_BITS) - 1

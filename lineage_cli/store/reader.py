@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lineage_cli.errors import StoreError
 from lineage_cli.model import NodeKind
-from lineage_cli.store.layout import Header, max_header_size, unpack_header
+from lineage_cli.store.layout import SECTIONS, Header, max_header_size, unpack_header
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,12 +31,6 @@ if TYPE_CHECKING:
 # because a full pass would make opening cost O(size) instead of O(1).
 VERIFY_ON_OPEN_BYTES = 32 * 1024 * 1024
 
-_REQUIRED = (
-    "node_kind", "node_role", "name_offsets", "names", "node_container", "node_file", "node_line", "node_flags",
-    "file_offsets", "files", "meta",
-    "fwd_offsets", "fwd_split", "fwd_node", "fwd_attr", "fwd_statement",
-    "bwd_offsets", "bwd_split", "bwd_node", "bwd_attr",
-)  # fmt: skip
 # numpy dtype string -> memoryview format; the file is little-endian like every host we run on
 _FORMATS = {"|u1": "B", "<u2": "H", "<i4": "i", "<u4": "I", "<i8": "q", "<u8": "Q"}
 
@@ -62,7 +56,7 @@ class Store:
         self._numpy: dict[str, np.ndarray] = {}
         self._names_asked = 0  # names read through ``names_of`` so far: when to decode the string table whole
         self._names_text: str | None = None  # the whole string table, decoded, once a session has read enough of it
-        missing = [name for name in _REQUIRED if name not in self.header.sections]
+        missing = [name for name in SECTIONS if name not in self.header.sections]
         if missing:
             raise StoreError(f"{self._path}: damaged store: missing sections {', '.join(missing)}")
         if self.header.file_size <= VERIFY_ON_OPEN_BYTES:

@@ -28,6 +28,7 @@ import numpy as np
 from lineage_cli.model import Graph
 from lineage_cli.store.arrays import GraphArrays, NameTable, from_graph, sort_order
 from lineage_cli.store.layout import (
+    SECTIONS,
     TYPE_BITS,
     TYPE_MASK,
     Section,
@@ -38,14 +39,6 @@ from lineage_cli.store.layout import (
     slice_rank,
 )
 from lineage_cli.store.roles import role_codes
-
-# The sections in file order, as ``_sections`` yields them.
-SECTIONS = (
-    "node_kind", "node_role", "name_offsets", "names", "node_container", "node_file", "node_line", "node_flags",
-    "file_offsets", "files", "meta",
-    "fwd_offsets", "fwd_split", "fwd_node", "fwd_attr", "fwd_statement",
-    "bwd_offsets", "bwd_split", "bwd_node", "bwd_attr",
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
