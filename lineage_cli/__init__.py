@@ -193,7 +193,7 @@ def up(
         QueryError: no node, or more than one when a single one is meant, has the name (``NameNotFound``,
             ``AmbiguousName``), or the walkplan cannot be read (``PlanError``): a ``LineageError``.
     """
-    return _lineage(store, name, "up", depth, walkplan, args, show_transformations, predicates, exact)
+    return _lineage(store, "up", name, depth, walkplan, args, show_transformations, predicates, exact)
 
 
 def down(
@@ -227,7 +227,7 @@ def down(
     Raises:
         QueryError: no node has the name, or the walkplan cannot be read (a ``LineageError``).
     """
-    return _lineage(store, name, "down", depth, walkplan, args, show_transformations, predicates, exact)
+    return _lineage(store, "down", name, depth, walkplan, args, show_transformations, predicates, exact)
 
 
 def path(
@@ -322,19 +322,20 @@ def __dir__() -> list[str]:
 
 def _lineage(
     store: Store,
-    name: str,
     direction: str,
+    name: str,
     depth: int | None,
     walkplan: WalkPlan | str | None,
     args: Iterable[str],
     show_transformations: bool,
     predicates: bool,
-    exact: bool = False,
+    exact: bool,
 ) -> LineageResult:
-    from lineage_cli.walk.query import lineage
+    """``up`` / ``down``: the store's own query (``LineageStore.lineage``), for any open store."""
+    from lineage_cli.walk.lineage_store import LineageStore
 
-    shown = (show_transformations, predicates)
-    return lineage(store, name, direction, depth, *shown, walkplan, frozenset(args), exact)
+    flags = {"show_transformations": show_transformations, "predicates": predicates, "exact": exact}
+    return LineageStore.lineage(store, direction, name, depth, walkplan, args=args, **flags)  # type: ignore[arg-type]
 
 
 def _manifest(manifest: str | os.PathLike[str] | None) -> Manifest | None:
