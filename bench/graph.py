@@ -50,6 +50,7 @@ from processes import (  # bench/ is the script's folder, so on sys.path
     REPO,
     bench_parser,
     cold,
+    status_mb,
     timed_process,
 )
 
@@ -272,15 +273,13 @@ def measure(run: Callable[[], Any], repeat: int, budget: float = 4.0, least: flo
 
 
 def peak_rss_mb() -> float:
-    """This process's peak RSS, from /proc where there is one: Linux's ru_maxrss starts at the parent's."""
-    try:
-        status = Path("/proc/self/status").read_text()
-    except OSError:
+    """This process's peak RSS: from /proc where there is one, else ru_maxrss."""
+    peak = status_mb("self")
+    if peak is None:
         import resource
 
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
-    return int(line.split()[1]) / 1024
+    return peak
 
 
 def engine_ours(spec: dict[str, Any], chosen: list[Query], repeat: int) -> dict[str, Any]:

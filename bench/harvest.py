@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from processes import GEN, OUT, warehouse_parser  # bench/ is the script's folder, so on sys.path
+from processes import GEN, OUT, status_mb, warehouse_parser  # bench/ is the script's folder, so on sys.path
 
 
 def generate(tables: int, dialect: str) -> Path:
@@ -103,9 +103,9 @@ def memory_of_harvest(warehouse: Path, dialect: str, jobs: int) -> tuple[float, 
     harvest = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     parent = worker = 0.0
     while harvest.poll() is None:
-        parent = max(parent, _rss_mb(harvest.pid, "VmHWM"))
+        parent = max(parent, status_mb(harvest.pid) or 0.0)
         for child in _children(harvest.pid):
-            worker = max(worker, _rss_mb(child, "VmHWM"))
+            worker = max(worker, status_mb(child) or 0.0)
         time.sleep(0.2)
     shutil.rmtree(store.parent, ignore_errors=True)
     return parent, worker
@@ -116,15 +116,6 @@ def _children(pid: int) -> list[int]:
         return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
-
-
-def _rss_mb(pid: int, field: str) -> float:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0.0  # (ended between the listing and the read)
-    line = next((line for line in status.splitlines() if line.startswith(field + ":")), f"{field}: 0 kB")
-    return int(line.split()[1]) / 1024
 
 
 def main() -> None:

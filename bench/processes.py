@@ -65,3 +65,14 @@ def cold(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, 
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
             times[key].append(time.perf_counter() - started)
     return {key: (statistics.median(times[key]), timed_process(command)[1]) for key, command in commands.items()}
+
+
+def status_mb(pid: int | str, field: str = "VmHWM") -> float | None:
+    """A memory field of a process's /proc status (``VmHWM``: its peak RSS) in MB; None where there is no
+    /proc, or the process has ended.  Linux's ru_maxrss would start a child's at its parent's."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    line = next((line for line in status.splitlines() if line.startswith(field + ":")), None)
+    return int(line.split()[1]) / 1024 if line else None
