@@ -340,7 +340,7 @@ NOT_QUICK = [
     ["up", "--help"], ["up"], ["up", "a", "b"], ["up", "a", "--depth", "0"], ["up", "a", "--depth", "x"],
     ["up", "a", "--format", "svg"], ["up", "a", "--walkplan", "impact", "--predicates"], ["up", "a", "--nosuch"],
     ["up", "a", "--datamarts", "missing.yaml"], ["up", "a", "-o", str(REPO)], ["up", "a", "--exact=1"],
-    ["path", "a", "b"], ["harvest", "x"], [], ["up", "a", "--store"],
+    ["up", "a", "--depth", "²"], ["path", "a", "b"], ["harvest", "x"], [], ["up", "a", "--store"],
 ]  # fmt: skip
 
 

@@ -4,8 +4,8 @@ click and what it imports (``inspect``, ``typing``'s users, its types) cost a co
 a ``python + sqlite3`` script takes to answer the same question.  A plain query, a name and the walk options
 below, is parsed here and run by the same ``run_walk_options`` the click command calls; anything else (help, an
 option this table does not hold, a value click would refuse, a combination it forbids) returns None, and the
-click command line takes over, with its own messages.  ``tests/test_cli.py`` checks that this table reads every
-argument list as click does.
+click command line takes over, with its own messages.  ``tests/test_cli.py`` checks that this table reads argument
+lists using each of its options as click does, and that its options are click's own.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _value(value: str, takes: object) -> object | None:
     if isinstance(takes, tuple):
         return value if value in takes else None
     if takes == "int":
-        return int(value) if value.isdigit() and int(value) >= 1 else None
+        return int(value) if value.isascii() and value.isdigit() and int(value) >= 1 else None  # ("²" is a digit)
     if takes == "file":
         return value if os.path.isfile(value) else None
     if takes == "output":
