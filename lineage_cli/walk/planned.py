@@ -5,7 +5,9 @@ edges end at, its nodes collected or not by kind, and only transformations left 
 edge-type mask (and those end kinds) for ``traverse.bfs`` (vectorized on wide hops), then ``shape.fold``
 for the statements it does not collect: ``lineage up/down TABLE`` as it always ran, and the ``columns``
 plan of ``lineage up/down COLUMN``.  Predicate rules onto tables (tied to their statement where they meet
-a column, ``predicates.py``) and member rules (whose hops are not data hops) need the general walk.
+a column, ``predicates.py``) and member rules (whose hops are not data hops) need more: a plan that still
+collects and shows everything it walks, with no conditions, runs vectorized in ``tied.py`` (once numpy pays
+for itself); any other plan takes the general walk.
 
 The general walk is a breadth-first search in plain Python over a double-ended queue.  Depth counts
 *data hops*: a hop into a node that is not collected, or into a step (transformation, module,
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections import defaultdict, deque
 from collections.abc import Iterator
 
@@ -30,7 +33,8 @@ from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype, schema_of
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store, like_regex
 from lineage_cli.walk import shape
-from lineage_cli.walk.traverse import Walk, bfs
+from lineage_cli.walk.tied import tied_walk
+from lineage_cli.walk.traverse import IMPORT_NUMPY_FROM_EDGES, Walk, bfs
 from lineage_cli.walk.walkplan import Conditions, EdgeRule, WalkPlan, builtin_plan, resolve_plan
 
 DATASETS = ("table", "view", "parameterized")
@@ -102,6 +106,24 @@ def compile_plan(rules: tuple[EdgeRule, ...]) -> FastPlan | None:
     return FastPlan(mask, bool(folded), ends)
 
 
+def tied_plan(rules: tuple[EdgeRule, ...]) -> tuple[int, frozenset[int]] | None:
+    """The edge-type mask and the node kinds not followed, for ``tied.tied_walk``; None when ``rules`` need the
+    general walk: each rule must be forward, show its edges and collect its nodes, with no conditions, and
+    whether a node is followed must depend on its kind alone (every rule reaching a kind follows it, or none)."""
+    if not rules:
+        return None
+    for rule in rules:
+        if rule.direction != "forward" or rule.collect_node is not True or not rule.collect_edge:
+            return None
+        if rule.conditions != Conditions():
+            return None
+    follows = {(kind, rule.follows(kind)) for rule in rules for kind in ENDS[rule.edge]}
+    unfollowed = {kind for kind, follows_it in follows if not follows_it}
+    if unfollowed & {kind for kind, follows_it in follows if follows_it}:
+        return None
+    return sum(rule.edge.bit for rule in rules), frozenset(KIND_IDS[kind] for kind in unfollowed)
+
+
 def _plain(rule: EdgeRule) -> bool:
     """Whether ``bfs`` walks the rule as the general walk would: forward, followed, shown, no conditions but the
     kinds its edges end at; a predicate rule only onto columns (a predicate onto a table is tied to the
@@ -132,10 +154,20 @@ def plan_walk(
     ``exact``: not through the statements read approximately."""
     rules = plan.active(args)
     # an exact walk keeps out the statements read approximately, node by node: the general walk, where there are any
-    fast = None if exact and store.node_flags_present & APPROXIMATE else compile_plan(rules)
+    general_only = exact and store.node_flags_present & APPROXIMATE
+    fast = None if general_only else compile_plan(rules)
     if fast is not None:
         return _frontier_walk(store, starts, direction, fast, depth)
+    tied = None if general_only or not _numpy_pays(store) else tied_plan(rules)
+    if tied is not None:
+        return tied_walk(store, starts, direction, *tied, depth)
     return _GeneralWalk(store, direction, rules, depth, exact).run(starts)
+
+
+def _numpy_pays(store: Store) -> bool:
+    """Whether a vectorized walk is worth numpy's import: it is loaded already, or the store is large enough
+    that a walk in Python would cost more (``traverse.IMPORT_NUMPY_FROM_EDGES``)."""
+    return "numpy" in sys.modules or store.edge_count > IMPORT_NUMPY_FROM_EDGES
 
 
 def _frontier_walk(store: Store, starts: list[int], direction: str, plan: FastPlan, depth: int | None) -> Walk:

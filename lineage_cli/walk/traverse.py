@@ -269,6 +269,16 @@ class _Vectorized:
         self.mark_bytes: bytearray | None = None  # the borrowed map ``mark`` views
         self.end_kinds = end_kinds
 
+    def release(self, seen: bytearray, walk: Walk) -> None:
+        """Give the maps back to the pool, clear: ``seen`` (which ``visited`` views) marks ``walk``'s nodes."""
+        if walk.node_count > self.visited.size >> 6:
+            self.visited.fill(False)  # a memset beats scattered stores past a few percent of the nodes
+        else:
+            self.visited[walk.columns()[0]] = False
+        if self.mark_bytes is not None:
+            _give_back(self.mark_bytes)
+        _give_back(seen)
+
     def bounds(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start and length of the part of every frontier node's adjacency slice that the walk reads, and
         where each part ends in the hop's output (the running total of the lengths: the last is the width).
@@ -338,13 +348,7 @@ def bfs(
         levels.append(frontier)
     walk = _assemble(levels, edges, direction)
     if vectorized is not None:  # (a walk in plain Python drops its map: no numpy, so no session of walks)
-        if walk.node_count > store.node_count >> 6:
-            vectorized.visited.fill(False)  # a memset beats scattered stores past a few percent of the nodes
-        else:
-            vectorized.visited[walk.columns()[0]] = False
-        if vectorized.mark_bytes is not None:
-            _give_back(vectorized.mark_bytes)
-        _give_back(seen)
+        vectorized.release(seen, walk)
     return walk
 
 
