@@ -56,6 +56,7 @@ class Store:
         self._numpy: dict[str, np.ndarray] = {}
         self._names_asked = 0  # names read through ``names_of`` so far: when to decode the string table whole
         self._names_text: str | None = None  # the whole string table, decoded, once a session has read enough of it
+        self._names_kept: tuple[np.ndarray, np.ndarray] | None = None  # names made so far, by node (``_kept_names``)
         missing = [name for name in SECTIONS if name not in self.header.sections]
         if missing:
             raise StoreError(f"{self._path}: damaged store: missing sections {', '.join(missing)}")
@@ -159,14 +160,35 @@ class Store:
         if not hasattr(nodes, "take"):  # not a numpy array
             offsets = self._name_offsets
             return [mapped[at + offsets[n] : at + offsets[n + 1]].decode() for n in nodes]  # (UTF-8)
+        text = self._decoded_names(len(nodes))
+        if text is not None:
+            return self._kept_names(nodes, text)
         offsets = self.numpy_array("name_offsets")
         starts, ends = offsets.take(nodes), offsets[1:].take(nodes)
-        text = self._decoded_names(len(nodes))
-        if text is not None:  # byte offsets are character offsets in an ASCII table: a slice per name
-            return [text[start:end] for start, end in zip(starts.tolist(), ends.tolist(), strict=True)]
         return [
             mapped[start:end].decode() for start, end in zip((starts + at).tolist(), (ends + at).tolist(), strict=True)
         ]
+
+    def _kept_names(self, nodes: np.ndarray, text: str) -> list[str]:
+        """Names of ``nodes`` (a numpy array) in a session that reads many: each made once, as a slice of the
+        decoded table (byte offsets are character offsets in an ASCII table), and kept by node, so an answer
+        that meets names named before gathers them (a few ns a name, where a slice costs over 100).  What it
+        keeps grows with the nodes the session has named, at most a ``str`` and 9 bytes a node of the store."""
+        import numpy as np
+
+        if self._names_kept is None:
+            self._names_kept = np.empty(self.node_count, dtype=object), np.zeros(self.node_count, dtype=np.bool_)
+        kept, named = self._names_kept
+        new = nodes.compress(np.logical_not(named.take(nodes)))
+        if new.size:
+            new = np.unique(new)
+            offsets = self.numpy_array("name_offsets")
+            starts, ends = offsets.take(new).tolist(), offsets.take(new + 1).tolist()
+            made = np.empty(new.size, dtype=object)
+            made[:] = [text[start:end] for start, end in zip(starts, ends, strict=True)]
+            kept[new] = made
+            named[new] = True
+        return kept.take(nodes).tolist()
 
     def _decoded_names(self, asked: int) -> str | None:
         """The whole string table as one ``str``, once this session has asked for more names than an eighth of

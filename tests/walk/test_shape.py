@@ -163,6 +163,8 @@ def test_names_of_names_and_like_agree_with_the_plain_definitions(tmp_path_facto
     ids = list(range(count))[::-1]
     assert store.names() == ordered
     assert store.names_of(ids) == [ordered[i] for i in ids] == store.names_of(np.array(ids))
+    for asked in (ids[::2] * 2, ids, ids[1::3]):  # repeated, then overlapping: names a session made and kept
+        assert store.names_of(np.array(asked, dtype=np.int32)) == [ordered[i] for i in asked]
     assert [store.find(n) for n in ordered] == list(range(count))
     regex = re.compile(_like_to_regex(pattern), re.DOTALL)
     assert store.like(pattern) == [i for i, n in enumerate(ordered) if regex.fullmatch(n)]
