@@ -34,6 +34,10 @@ LOW_32 = 0xFFFFFFFF
 KNOWN_FLAGS = sum(s.bit for s in Subtype)  # other flag bits do not show in an answer, so they cannot split an edge
 # An answer lists edges by source, target, then type *label*; this ranks types in label order.
 LABEL_RANK = {int(t): rank for rank, t in enumerate(sorted(EdgeType, key=lambda t: t.label))}
+# An edge's detail (``_detail``) holds its label rank (a type without a label ranks 16 + type) above its flags.
+_FLAG_BITS = KNOWN_FLAGS.bit_length()
+_DETAIL_BITS = _FLAG_BITS + (16 + TYPE_MASK).bit_length()
+_RANK_KINDS = [next((k for k, r in LABEL_RANK.items() if r == rank), rank - 16) for rank in range(16 + TYPE_MASK + 1)]
 
 
 # -- folding -----------------------------------------------------------------------------------------------
@@ -279,7 +283,7 @@ def _columns_of_lists(store: Store, walk: Walk) -> ResultColumns:
 
 
 def _sorted_edges(walk: Walk) -> tuple[list[int], list[int], list[int]]:
-    """Sources, targets and details (type label rank << 16 | flags) of the distinct edges in answer order.
+    """Sources, targets and details (``_detail``) of the distinct edges in answer order.
 
     A folded walk's edges are already in that order, most often all of one detail: taken as they are.
     """
@@ -292,15 +296,14 @@ def _sorted_edges(walk: Walk) -> tuple[list[int], list[int], list[int]]:
 
 
 def _detail(attributes: int) -> int:
+    """An edge's *detail*: its type's label rank above its shown subtype flags (answer order sorts by it)."""
     kind = attributes & TYPE_MASK
-    return LABEL_RANK.get(kind, 16 + kind) << 16 | (attributes >> TYPE_BITS) & KNOWN_FLAGS
+    return LABEL_RANK.get(kind, 16 + kind) << _FLAG_BITS | (attributes >> TYPE_BITS) & KNOWN_FLAGS
 
 
 def _shown(detail: int) -> tuple[str, tuple[str, ...]]:
     """The type label and subtypes a ``_detail`` value stands for."""
-    rank, flags = detail >> 16, detail & 0xFFFF
-    kind = next((k for k, r in LABEL_RANK.items() if r == rank), rank - 16)
-    return _edge_label(kind), _subtypes(flags)
+    return _edge_label(_RANK_KINDS[detail >> _FLAG_BITS]), _subtypes(detail & KNOWN_FLAGS)
 
 
 def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
@@ -333,26 +336,68 @@ def _distinct_edges(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct edges in answer order: ``source << 32 | target`` keys, types and subtype flags.
 
-    Two int64 keys, (source, target) and (type label rank, flags); when every edge has the same type and
-    flags, as folded table lineage has, sorting the first suffices, and a sorted one is not sorted again.
+    Each edge's *detail* is its type's label rank above its shown subtype flags.  When every edge has the same
+    detail, as folded table lineage has, sorting the (source, target) keys suffices, and a sorted one is not
+    sorted again; otherwise source, target and detail are packed into one int64 where they fit (a plain sort,
+    several times a two-key lexsort's speed), else lexsorted.
     """
     import numpy as np
 
+    detail = _details(attributes)
     pairs = (sources.astype(np.int64) << 32) | targets.astype(np.int64)
-    kinds = (attributes & TYPE_MASK).astype(np.int64)
-    flags = (attributes >> TYPE_BITS).astype(np.int64) & KNOWN_FLAGS
-    ranks = np.array([LABEL_RANK.get(k, 16 + k) for k in range(TYPE_MASK + 1)]).take(kinds)
-    detail = (ranks << 16) | flags
     if detail.size == 0 or bool((detail == detail[0]).all()):
         if not bool((pairs[1:] > pairs[:-1]).all()):
             pairs = _sorted_distinct(pairs)
-        return pairs, kinds[: pairs.size], flags[: pairs.size]
-    order = np.lexsort((detail, pairs))
-    pairs, detail, kinds, flags = pairs.take(order), detail.take(order), kinds.take(order), flags.take(order)
-    distinct = np.ones(pairs.size, dtype=np.bool_)
-    np.not_equal(pairs[1:], pairs[:-1], out=distinct[1:])
-    distinct[1:] |= detail[1:] != detail[:-1]
-    return pairs.compress(distinct), kinds.compress(distinct), flags.compress(distinct)
+        detail = detail[: pairs.size]
+    else:
+        node_bits = int(max(sources.max(), targets.max())).bit_length()
+        if 2 * node_bits + _DETAIL_BITS <= 63:
+            pairs, detail = _distinct_packed(sources, targets, detail, node_bits)
+        else:
+            order = np.lexsort((detail, pairs))
+            pairs, detail = pairs.take(order), detail.take(order)
+            distinct = np.ones(pairs.size, dtype=np.bool_)
+            np.not_equal(pairs[1:], pairs[:-1], out=distinct[1:])
+            distinct[1:] |= detail[1:] != detail[:-1]
+            pairs, detail = pairs.compress(distinct), detail.compress(distinct)
+    kinds = np.array(_RANK_KINDS, dtype=np.int64).take(detail >> _FLAG_BITS)
+    return pairs, kinds, detail & KNOWN_FLAGS
+
+
+_DETAILS: list[np.ndarray] = []  # the detail of every u16 attributes value, made on first use
+
+
+def _details(attributes: np.ndarray) -> np.ndarray:
+    """The detail of each edge: a lookup for the store's u16 attributes, computed for wider ones."""
+    import numpy as np
+
+    if attributes.dtype.itemsize <= 2:
+        if not _DETAILS:
+            _DETAILS.append(_details(np.arange(1 << 16, dtype=np.uint32)))
+        return _DETAILS[0].take(attributes)
+    ranks = np.array([LABEL_RANK.get(k, 16 + k) for k in range(TYPE_MASK + 1)], dtype=np.int64)
+    detail = ranks.take(attributes & TYPE_MASK) << _FLAG_BITS
+    detail |= (attributes >> TYPE_BITS).astype(np.int64) & KNOWN_FLAGS
+    return detail
+
+
+def _distinct_packed(
+    sources: np.ndarray, targets: np.ndarray, detail: np.ndarray, node_bits: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ``(source << 32 | target, detail)`` in order, each edge packed into one int64 (source, target
+    and detail from the high bits down), sorted, then read apart."""
+    import numpy as np
+
+    keys = sources.astype(np.int64) << node_bits
+    keys |= targets
+    keys <<= _DETAIL_BITS
+    keys |= detail
+    keys.sort()
+    if keys.size > 1:
+        keys = keys.compress(np.concatenate(([True], keys[1:] != keys[:-1])))
+    pairs = keys >> (_DETAIL_BITS + node_bits) << 32
+    pairs |= keys >> _DETAIL_BITS & ((1 << node_bits) - 1)
+    return pairs, keys & ((1 << _DETAIL_BITS) - 1)
 
 
 def _names_of(store: Store, ids: np.ndarray, names: np.ndarray, nodes: np.ndarray) -> list[str]:
