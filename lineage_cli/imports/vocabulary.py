@@ -241,24 +241,35 @@ def order(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarr
     words = _words(blob)
     ranked = np.arange(starts.size, dtype=np.int32)
     tied = ranked.copy()  # positions in ``ranked`` whose name ties a neighbour's so far
-    group = np.zeros(starts.size, dtype=np.int32)  # per tied position: where its group starts
+    group: np.ndarray | None = None  # per tied position: where its group starts (None: one group, all of them)
     index = 0
+    # The temporaries are int32 and uint8 where they can be, and a round's are let go before the next is made:
+    # the first round sorts every name, and its temporaries set an import's peak memory.
     while tied.size:
         names = ranked[tied]
         word = _word(words, starts[names], lengths[names], index)
-        clipped = np.minimum(lengths[names], 8 * index + 9).astype(np.int32)  # 8 * index + 9: goes on past the word
-        by = np.lexsort((clipped, word, group))
+        limit = 8 * index + 9  # a clipped length of 8 * index + 9: the name goes on past this word
+        clipped = np.minimum(lengths[names], limit).astype(np.uint8 if limit < 256 else np.int32)
+        by = np.lexsort((clipped, word) if group is None else (clipped, word, group))
         ranked[tied] = names[by]
         del names
-        group, word, clipped = group[by], word[by], clipped[by]
+        word, clipped = word[by], clipped[by]
+        if group is not None:
+            group = group[by]
         del by
         begins = np.ones(tied.size, dtype=bool)
-        begins[1:] = (group[1:] != group[:-1]) | (word[1:] != word[:-1]) | (clipped[1:] != clipped[:-1])
+        begins[1:] = (word[1:] != word[:-1]) | (clipped[1:] != clipped[:-1])
+        if group is not None:
+            begins[1:] |= group[1:] != group[:-1]
         del word, group
-        heads = np.flatnonzero(begins)
-        sizes = np.diff(np.append(heads, tied.size))
-        still = (np.repeat(sizes, sizes) > 1) & (clipped > 8 * index + 8)
-        tied, group = tied[still], np.repeat(tied[heads], sizes)[still]
+        alone = begins & np.append(begins[1:], True)  # a group of one: its order is settled
+        still = np.logical_not(alone) & (clipped > 8 * index + 8)
+        del alone, clipped
+        head = np.where(begins, np.arange(tied.size, dtype=np.int32), np.int32(0))
+        np.maximum.accumulate(head, out=head)  # each position's group's first position
+        del begins
+        tied, group = tied[still], tied[head[still]]
+        del head, still
         index += 1
     return ranked
 

@@ -202,6 +202,7 @@ def _write_file(out: BinaryIO, arrays: Iterator[tuple[str, np.ndarray]], nodes: 
         offset = align(offset)
         sections.append(Section(name, offset, data.size, array.dtype.str))
         offset += len(data)
+        del array, data  # before the next section is built: a section's memory is given back once it is written
     out.seek(0)
     out.write(pack_header(nodes, edges, sections, crc, offset))
     return offset
