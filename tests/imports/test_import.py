@@ -514,6 +514,10 @@ def test_the_vocabulary_numbers_names_as_met_and_orders_them_by_code_point() -> 
     blob, offsets, by_rank = vocabulary.table()
     assert [met[node] for node in by_rank.tolist()] == sorted(met)
     assert blob.tobytes().decode() == "".join(sorted(met)) and offsets[-1] == blob.size
+    long = ["p" * 300 + tail for tail in ("b", "a", "", "ab", "a" * 9)]  # tied past 32 words: wider lengths
+    vocabulary = Vocabulary()
+    vocabulary.intern(long)
+    assert [long[node] for node in vocabulary.table()[2].tolist()] == sorted(long)
 
 
 def test_names_whose_hashes_collide_stay_apart(tmp_path, monkeypatch) -> None:
