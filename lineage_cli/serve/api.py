@@ -181,7 +181,9 @@ def _search(parameters: Parameters, store: Opener) -> Reply:
     limit = parameters.positive("limit", SEARCH_LIMIT, most=SEARCH_LIMIT_MAX)
     parameters.check_all_read()
     opened = store()
-    found = sorted({*opened.like(pattern), *opened.like(pattern.lower())})  # type: ignore[union-attr]
+    found = opened.like(pattern)
+    if pattern.lower() != pattern:
+        found = sorted({*found, *opened.like(pattern.lower())})
     shown = found[:limit]
     named = zip(shown, opened.names_of(shown), strict=True)
     matches = [{"name": name, "kind": opened.kind(node).label} for node, name in named]
