@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import importlib.util
 import json
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -368,3 +369,14 @@ def test_datamarts_of_the_server_roll_up_as_the_command_lines(warehouse_store, t
         command = ["up", "mart.sales_daily", "--level", "datamart", "--datamarts", str(marts)]
         code, printed = cli_json(warehouse_store, *command)
         assert (code, body) == (0, printed) and "core" in body
+
+
+def test_the_examples_of_docs_server_md_are_what_the_server_answers(served) -> None:
+    from tests.conftest import REPO
+
+    text = (REPO / "docs" / "server.md").read_text(encoding="utf-8")
+    examples = re.findall(r"^`(/api/[^`]+)`(?:(?!```).)*?:\n\n```json\n(.*?)```", text, re.DOTALL | re.MULTILINE)
+    assert len(examples) == 2
+    for target, shown in examples:
+        status, _, body = served.request("GET", target)
+        assert (status, json.loads(body)) == (200, json.loads(shown)), target
