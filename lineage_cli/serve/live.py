@@ -4,6 +4,7 @@ A harvest writes a new file and renames it over the store (``store/writer.py``),
 (device, inode, size, modification time) changes while the open map still holds the old file whole.  Each
 request asks ``current()``: one ``stat`` of the path, and a new ``Store`` only when its identity changed.  The
 old one is not closed: requests still walking it keep it alive, and it goes when the last of them lets go.
+(While the server holds a file open, no other file can take its inode: equal identities are one file.)
 A ``Store`` is safe to share between threads: it holds a read-only map and caches of values that any thread
 computes alike (two threads may compute one twice; neither sees a half-made one).
 """

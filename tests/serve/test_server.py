@@ -13,8 +13,10 @@ import json
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -49,6 +51,7 @@ class Served:
         return self.request("GET", f"{route}?{query}" if query else route)
 
 
+@contextmanager
 def serving(store_path: Path, **options: object) -> Iterator[Served]:
     server = LineageServer(str(store_path), "127.0.0.1", 0, **options)  # type: ignore[arg-type]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -63,12 +66,14 @@ def serving(store_path: Path, **options: object) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def served(warehouse_store: Path) -> Iterator[Served]:
-    yield from serving(warehouse_store)
+    with serving(warehouse_store) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def flow_served(flow_store: Path) -> Iterator[Served]:
-    yield from serving(flow_store)
+    with serving(flow_store) as server:
+        yield server
 
 
 def cli_json(store_path: Path, *arguments: str) -> tuple[int, str]:
@@ -309,7 +314,7 @@ def harvest_into(path: Path, sql: str, folder: Path) -> None:
 def test_a_store_replaced_by_a_harvest_is_answered_without_a_restart(tmp_path) -> None:
     path = tmp_path / "graph.lin"
     harvest_into(path, "INSERT INTO a.t SELECT x FROM a.s;\n", tmp_path / "one")
-    for served in serving(path):
+    with serving(path) as served:
         _, _, before = served.get("/api/up", name="a.t")
         assert [n["name"] for n in json.loads(before)["nodes"]] == ["a.s", "a.t"]
         harvest_into(path, "INSERT INTO a.t SELECT x FROM a.s;\nINSERT INTO a.s SELECT x FROM a.r;\n", tmp_path / "two")
@@ -318,6 +323,38 @@ def test_a_store_replaced_by_a_harvest_is_answered_without_a_restart(tmp_path) -
         path.unlink()
         status, _, body = served.get("/api/up", name="a.t")
         assert status == 503 and "no lineage store here" in json.loads(body)["error"]
+
+
+def test_requests_while_the_store_is_replaced_again_and_again_get_the_old_answer_or_the_new(tmp_path) -> None:
+    path, versions = tmp_path / "graph.lin", {}
+    sqls = (
+        "INSERT INTO a.t SELECT x FROM a.s;\n",
+        "INSERT INTO a.t SELECT x FROM a.s;\nINSERT INTO a.s SELECT x FROM a.r;\n",
+    )
+    for index, sql in enumerate(sqls):  # each version's file, and its answer from a server of its own
+        harvest_into(tmp_path / f"v{index}.lin", sql, tmp_path / f"sql{index}")
+        versions[index] = (tmp_path / f"v{index}.lin").read_bytes()
+    path.write_bytes(versions[0])
+    expected = {cli_json(tmp_path / f"v{index}.lin", "up", "a.t")[1] for index in versions}
+    with serving(path) as served:
+        done = threading.Event()
+
+        def ask() -> set[tuple[int, str]]:
+            seen = set()
+            while not done.is_set():
+                status, _, body = served.get("/api/up", name="a.t")
+                seen.add((status, body))
+            return seen
+
+        with ThreadPoolExecutor(8) as pool:
+            asking = [pool.submit(ask) for _ in range(8)]
+            for round_ in range(1, 21):  # written beside and renamed over, as a harvest does
+                (tmp_path / "next.lin").write_bytes(versions[round_ % 2])
+                (tmp_path / "next.lin").replace(path)
+                time.sleep(0.01)  # (some requests in between)
+            done.set()
+            answers = set().union(*(future.result() for future in asking))
+    assert answers == {(200, body) for body in expected}  # both versions, and nothing else (no error)
 
 
 def test_a_replaced_store_is_reopened_once_and_the_old_one_still_answers(tmp_path) -> None:
@@ -345,7 +382,7 @@ def test_the_viewer_page_is_the_view_modules_or_a_503_while_it_is_missing(served
 
 def test_without_the_viewer_module_the_page_is_a_503_and_the_api_still_answers(warehouse_store, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, VIEWER, None)  # what an import of a module that is not there meets
-    for served in serving(warehouse_store):
+    with serving(warehouse_store) as served:
         status, _, body = served.get("/")
         assert status == 503 and "viewer page is not installed" in json.loads(body)["error"]
         assert served.get("/api/up", name="mart.sales_daily")[0] == 200
@@ -353,7 +390,7 @@ def test_without_the_viewer_module_the_page_is_a_503_and_the_api_still_answers(w
 
 def test_a_question_that_fails_inside_is_a_500_and_the_server_goes_on(warehouse_store, monkeypatch) -> None:
     logged: list[str] = []
-    for served in serving(warehouse_store, log=logged.append):
+    with serving(warehouse_store, log=logged.append) as served:
         monkeypatch.setattr("lineage_cli.serve.api.json_reply", lambda _document: 1 / 0)
         status, _, body = served.get("/api/search", q="stg.%")
         assert status == 500 and "ZeroDivisionError" in json.loads(body)["error"]
@@ -364,7 +401,7 @@ def test_a_question_that_fails_inside_is_a_500_and_the_server_goes_on(warehouse_
 def test_datamarts_of_the_server_roll_up_as_the_command_lines(warehouse_store, tmp_path) -> None:
     marts = tmp_path / "marts.yaml"
     marts.write_text("'mart.%': marts\n'dwh.%': core\n")
-    for served in serving(warehouse_store, datamarts=str(marts)):
+    with serving(warehouse_store, datamarts=str(marts)) as served:
         _, _, body = served.get("/api/up", name="mart.sales_daily", level="datamart")
         command = ["up", "mart.sales_daily", "--level", "datamart", "--datamarts", str(marts)]
         code, printed = cli_json(warehouse_store, *command)
