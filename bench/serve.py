@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
-from processes import ENV, OUT, REPO, bench_parser  # bench/ is the script's folder, so on sys.path
+from processes import ENV, REPO, graph_bench_store  # bench/ is the script's folder, so on sys.path
 
 if str(REPO) not in sys.path:  # run as a script: import the working tree's package
     sys.path.insert(0, str(REPO))
@@ -104,11 +104,7 @@ def latency(connection: http.client.HTTPConnection, question: Question, store: S
     started = time.perf_counter()
     status, body = ask()
     first = time.perf_counter() - started
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        ask()
-        times.append(time.perf_counter() - started)
+    times = [_timed(ask) for _ in range(repeat)]
     compute = question.in_process(store) if status == 200 else None
     here = None
     if compute is not None:
@@ -157,15 +153,7 @@ def line(measured: Latency) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = bench_parser(__doc__)
-    parser.add_argument("--small", action="store_true", help="the 100k-node graph instead of the 1M-node one")
-    parser.add_argument("--repeat", type=int, default=21, help="requests per question after the first")
-    args, _ = parser.parse_known_args(argv)  # `make bench` passes BENCH_ARGS, meant for bench/graph.py, here too
-    graph = "g100k" if args.small else "g1m"
-    path, meta = OUT / f"{graph}.lin", OUT / graph / "graph_meta.json"
-    if not (path.is_file() and meta.is_file()):
-        raise SystemExit(f"run `python bench/graph.py{' --small' if args.small else ''}` first: it builds {path}")
-    nodes = json.loads(meta.read_text())["query_nodes"]
+    args, path, nodes = graph_bench_store(__doc__, argv)
     print(header())
     for measured in server_latencies(
         path, questions(nodes["deep_mart"]["name"], nodes["hub_source"]["name"]), args.repeat
