@@ -1,8 +1,10 @@
-"""``lineage serve``: run the read-only lineage server until Ctrl-C, saying where it listens and what it serves."""
+"""``lineage serve``: run the read-only lineage server until Ctrl-C (or SIGTERM), saying where it listens and what
+it serves."""
 
 from __future__ import annotations
 
 import errno
+import signal
 import socket
 import sys
 
@@ -32,6 +34,7 @@ def run_serve(store_path: str, host: str, port: int, datamarts: str | None, quie
     except OSError as error:
         print(f"error: cannot listen on {host}:{port}: {_listen_error(error)}", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, _stop)  # `kill`, a service manager's stop: as Ctrl-C, a clean exit 0
     with server:
         if not server.loopback:
             print(_exposed_warning(server.url), file=sys.stderr)
@@ -58,6 +61,10 @@ def _exposed_warning(url: str) -> str:
         "paths and lines. The server has no authentication; bind 127.0.0.1 (the default) unless that is meant.\n"
         f"{rule}"
     )
+
+
+def _stop(_signal: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _log(line: str) -> None:

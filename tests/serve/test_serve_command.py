@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
@@ -37,19 +38,20 @@ def serve_process(*arguments: str) -> Iterator[tuple[subprocess.Popen[str], str]
         process.wait(10)
 
 
-def interrupted(process: subprocess.Popen[str]) -> tuple[int, str]:
-    """Ctrl-C: the exit code and all the process wrote on standard error."""
-    process.send_signal(signal.SIGINT)
+def interrupted(process: subprocess.Popen[str], how: signal.Signals = signal.SIGINT) -> tuple[int, str]:
+    """Ctrl-C (or another signal): the exit code and all the process wrote on standard error."""
+    process.send_signal(how)
     _, errors = process.communicate(timeout=20)
     return process.returncode, errors
 
 
-def test_serve_says_where_it_listens_answers_and_stops_on_ctrl_c_with_0(warehouse_store) -> None:
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_serve_says_where_it_listens_answers_and_stops_on_ctrl_c_with_0(warehouse_store, how) -> None:
     with serve_process("--store", str(warehouse_store)) as (process, url):
         assert url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(f"{url}api/up?name=mart.sales_daily", timeout=30) as response:
             assert json.loads(response.read())["roots"] == ["mart.sales_daily"]
-        code, errors = interrupted(process)
+        code, errors = interrupted(process, how)
     assert code == 0 and "stopped" in errors and "Traceback" not in errors
     assert '"GET /api/up?name=mart.sales_daily HTTP/1.1" 200' in errors  # a line per request
     assert "WARNING" not in errors
