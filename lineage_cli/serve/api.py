@@ -49,7 +49,7 @@ def json_reply(document: object) -> Reply:
 
 
 class Parameters:
-    """A request's query parameters, each read once and checked; ``leftover`` names any nobody read."""
+    """A request's query parameters, each read and checked by the question; ``check_all_read`` refuses the rest."""
 
     def __init__(self, query: str) -> None:
         try:
