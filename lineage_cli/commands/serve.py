@@ -25,17 +25,17 @@ def run_serve(store_path: str, host: str, port: int, datamarts: str | None, quie
     from lineage_cli.store.reader import open_store
 
     try:
-        open_store(store_path)  # a store that is not there is said now, not on the first request
+        open_store(store_path)  # a store that is not there is said now, before listening, not on the first request
+        server = LineageServer(store_path, host, port, datamarts=datamarts, log=None if quiet else _log)
     except LineageError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
-    try:
-        server = LineageServer(store_path, host, port, datamarts=datamarts, log=None if quiet else _log)
     except OSError as error:
         print(f"error: cannot listen on {host}:{port}: {_listen_error(error)}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _stop)  # `kill`, a service manager's stop: as Ctrl-C, a clean exit 0
     with server:
+        server.prepare()
         if not server.loopback:
             print(_exposed_warning(server.url), file=sys.stderr)
         print(f"serving {store_path} on {server.url} (read-only; Ctrl-C to stop)", flush=True)

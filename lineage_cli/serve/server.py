@@ -60,6 +60,14 @@ class LineageServer(ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = self.server_address[0], self.server_address[1]
 
+    def prepare(self) -> None:
+        """Import what answering imports (the walk, the JSON emitter, numpy), so that the first question costs
+        about what the others do: a server starts once and answers many times."""
+        from importlib import import_module
+
+        for module in ("lineage_cli.walk.questions", "lineage_cli.walk.query", "lineage_cli.emit.jsonfmt", "numpy"):
+            import_module(module)
+
     @property
     def url(self) -> str:
         host, port = self.server_address[0], self.server_address[1]
