@@ -11,6 +11,7 @@ import http.client
 import importlib.util
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -26,6 +27,7 @@ from click.testing import CliRunner
 from lineage_cli.cli import cli
 from lineage_cli.serve.live import LiveStore
 from lineage_cli.serve.server import VIEWER, LineageServer
+from tests.conftest import skip_for_want_of
 
 
 class Served:
@@ -52,8 +54,8 @@ class Served:
 
 
 @contextmanager
-def serving(store_path: Path, **options: object) -> Iterator[Served]:
-    server = LineageServer(str(store_path), "127.0.0.1", 0, **options)  # type: ignore[arg-type]
+def serving(store_path: Path, host: str = "127.0.0.1", **options: object) -> Iterator[Served]:
+    server = LineageServer(str(store_path), host, 0, **options)  # type: ignore[arg-type]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -417,3 +419,15 @@ def test_the_examples_of_docs_server_md_are_what_the_server_answers(served) -> N
     for target, shown in examples:
         status, _, body = served.request("GET", target)
         assert (status, json.loads(body)) == (200, json.loads(shown)), target
+
+
+def test_an_ipv6_loopback_address_is_served_as_loopback(warehouse_store) -> None:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        skip_for_want_of("an IPv6 loopback address (::1) on this machine")
+    with serving(warehouse_store, "::1") as served:
+        assert served.server.loopback and served.server.url.startswith("http://[::1]:")
+        status, _, body = served.get("/api/node", name="stg.pos_sales")
+        assert status == 200 and json.loads(body)["role"] == "source"
