@@ -439,6 +439,7 @@ def walkplans(name: str | None) -> None:
 @store_option
 @click.option(
     "--host",
+    metavar="ADDRESS",
     default="127.0.0.1",
     show_default=True,
     help="Address to listen on; anything but loopback lets other machines read the lineage (a warning says so).",

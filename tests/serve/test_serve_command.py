@@ -87,3 +87,24 @@ def test_an_unknown_host_is_an_error_not_a_traceback(warehouse_store) -> None:
 def test_serve_without_a_store_says_so_and_exits_2(tmp_path: Path) -> None:
     outcome = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "none.lin")])
     assert outcome.exit_code == 2 and "no lineage store here; run `lineage harvest PATH` first" in outcome.output
+
+
+SERVE_AND_ASK = """
+import sys, threading, urllib.request
+from lineage_cli.serve.server import LineageServer
+server = LineageServer(sys.argv[1], "127.0.0.1", 0)
+server.prepare()
+threading.Thread(target=server.serve_forever, daemon=True).start()
+for asked in ("up?name=mart.sales_daily&level=schema", "path?from=stg.pos_sales&to=mart.sales_daily",
+              "search?q=stg.%25", "node?name=stg.pos_sales", "down?name=stg.pos_sales.%25&walkplan=impact"):
+    urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/api/{asked}").read()
+print(sorted(m for m in ("sqlglot", "click", "rich") if m in sys.modules))
+"""
+
+
+def test_the_server_answers_without_importing_sqlglot_click_or_rich(warehouse_store) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", SERVE_AND_ASK, str(warehouse_store)], capture_output=True, text=True, env=ENV
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
