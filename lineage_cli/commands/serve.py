@@ -20,12 +20,15 @@ _LISTEN_ERRORS = {
 
 def run_serve(store_path: str, host: str, port: int, datamarts: str | None, quiet: bool) -> int:
     """Serve ``store_path`` on ``host``:``port``; 0 when stopped by Ctrl-C, 2 when the store cannot be read
-    or the address cannot be listened on."""
+    or the address cannot be listened on, 1 for a datamart mapping that cannot be used (as ``lineage up``)."""
     from lineage_cli.serve.server import LineageServer
     from lineage_cli.store.reader import open_store
+    from lineage_cli.walk.levels import load_datamarts
 
     try:
         open_store(store_path)  # a store that is not there is said now, before listening, not on the first request
+        if datamarts:
+            load_datamarts(datamarts)  # and a mapping that cannot be used, not on each request for level=datamart
         server = LineageServer(store_path, host, port, datamarts=datamarts, log=None if quiet else _log)
     except LineageError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -108,3 +108,10 @@ def test_the_server_answers_without_importing_sqlglot_click_or_rich(warehouse_st
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+def test_a_datamart_mapping_that_cannot_be_used_is_said_at_start(warehouse_store, tmp_path: Path) -> None:
+    marts = tmp_path / "marts.yaml"
+    marts.write_text("- not a mapping\n")
+    outcome = CliRunner().invoke(cli, ["serve", "--store", str(warehouse_store), "--datamarts", str(marts)])
+    assert outcome.exit_code == 1 and "expected a mapping of table name patterns to datamart names" in outcome.output
