@@ -2,7 +2,8 @@
 
 A ``lineage serve --port 0`` process over the store ``bench/graph.py`` built in ``bench-out/`` (the 1M-node /
 5M-edge graph; ``--small`` the 100k-node one) is asked the deep-mart and hub questions, a neighbourhood
-of two hops as the viewer asks for one, the deep mart's first column up and down, a search and a node.
+of two hops as the viewer asks for one, the deep mart's first column up and down, a search and a node;
+then 16 connections ask for that neighbourhood at once (the median latency, and requests answered a second).
 Each question is asked once (``first``: the server's first time, what a user's first click costs), then
 ``--repeat`` times on one kept-alive connection: the median is the wall time from sending the request to
 having read the whole JSON body.  ``in-process`` is the same answer and its JSON text computed in this
@@ -17,8 +18,10 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -31,6 +34,8 @@ if str(REPO) not in sys.path:  # run as a script: import the working tree's pack
 from lineage_cli.emit.formats import emit  # noqa: E402
 from lineage_cli.store.reader import Store  # noqa: E402
 from lineage_cli.walk.questions import Shaping, walk_answer  # noqa: E402
+
+CLIENTS = 16  # connections asking at once, in the concurrent part
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +140,33 @@ def server_latencies(store_path: Path, asked: list[Question], repeat: int) -> li
         stop_server(process)
 
 
+def at_once(store_path: Path, question: Question, clients: int, repeat: int) -> tuple[float, float]:
+    """``clients`` connections asking ``question`` ``repeat`` times each, all at once (threads of this process,
+    each connected and answered once before they start together): the median latency of a request (seconds),
+    and the requests answered per second."""
+    process, host, port = start_server(store_path)
+    started: list[float] = []
+    together = threading.Barrier(clients, action=lambda: started.append(time.perf_counter()))
+
+    def client() -> list[float]:
+        connection = http.client.HTTPConnection(host, port, timeout=300)
+
+        def ask() -> None:
+            connection.request("GET", question.target)
+            connection.getresponse().read()
+
+        ask()
+        together.wait()
+        return [_timed(ask) for _ in range(repeat)]
+
+    try:
+        with ThreadPoolExecutor(clients) as pool:
+            times = [seconds for each in pool.map(lambda _: client(), range(clients)) for seconds in each]
+        return statistics.median(times), len(times) / (time.perf_counter() - started[0])
+    finally:
+        stop_server(process)
+
+
 def header() -> str:
     columns = f"{'status':>7}{'nodes':>8}{'KB':>9}{'first':>9}{'median':>9}{'in-process':>12}{'HTTP':>8}"
     return f"{'lineage serve over loopback, ms':<36}{columns}"
@@ -154,11 +186,13 @@ def line(measured: Latency) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args, path, nodes = graph_bench_store(__doc__, argv)
+    asked = questions(nodes["deep_mart"]["name"], nodes["hub_source"]["name"])
     print(header())
-    for measured in server_latencies(
-        path, questions(nodes["deep_mart"]["name"], nodes["hub_source"]["name"]), args.repeat
-    ):
+    for measured in server_latencies(path, asked, args.repeat):
         print(line(measured))
+    viewer = asked[2]  # the neighbourhood a click asks for
+    median, rate = at_once(path, viewer, CLIENTS, 4 * args.repeat)
+    print(f"{viewer.label}, {CLIENTS} clients at once: {median * 1000:.2f} ms median, {rate:.0f} requests/s")
 
 
 if __name__ == "__main__":

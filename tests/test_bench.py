@@ -61,3 +61,5 @@ def test_the_server_bench_asks_a_running_server_and_gets_the_command_lines_json(
     assert [m.question for m in measured] == asked
     assert all(m.status == 200 and m.median > 0 for m in measured), [(m.question.label, m.status) for m in measured]
     assert all(m.in_process is not None for m in measured if m.question.route in ("/api/up", "/api/down"))
+    median, rate = serve.at_once(store, asked[2], clients=4, repeat=2)
+    assert median > 0 and rate > 0
