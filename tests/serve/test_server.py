@@ -56,7 +56,7 @@ class Served:
 @contextmanager
 def serving(store_path: Path, host: str = "127.0.0.1", **options: object) -> Iterator[Served]:
     server = LineageServer(str(store_path), host, 0, **options)  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)  # (a quick shutdown)
     thread.start()
     try:
         yield Served(server)
@@ -431,3 +431,14 @@ def test_an_ipv6_loopback_address_is_served_as_loopback(warehouse_store) -> None
         assert served.server.loopback and served.server.url.startswith("http://[::1]:")
         status, _, body = served.get("/api/node", name="stg.pos_sales")
         assert status == 200 and json.loads(body)["role"] == "source"
+
+
+def test_a_request_with_a_body_is_answered_and_its_connection_closed_not_read_on(served) -> None:
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=30)
+    try:
+        connection.request("POST", "/api/up?name=mart.sales_daily", body=b"GET /api/up?name=x HTTP/1.1\r\n\r\n")
+        response = connection.getresponse()
+        assert (response.status, response.headers["Connection"]) == (405, "close")
+        assert "read-only" in json.loads(response.read())["error"]
+    finally:
+        connection.close()
