@@ -442,3 +442,10 @@ def test_a_request_with_a_body_is_answered_and_its_connection_closed_not_read_on
         assert "read-only" in json.loads(response.read())["error"]
     finally:
         connection.close()
+
+
+def test_a_switch_given_bare_is_on(served, warehouse_store) -> None:
+    status, _, body = served.request("GET", "/api/down?name=stg.pos_sales&show-transformations&exact")
+    assert status == 200
+    assert body == cli_json(warehouse_store, "down", "stg.pos_sales", "--show-transformations", "--exact")[1]
+    assert body != served.get("/api/down", name="stg.pos_sales")[2]
