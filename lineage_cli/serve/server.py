@@ -172,8 +172,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _address(host: str, port: int) -> tuple[socket.AddressFamily, tuple[str, int]]:
-    """The address family and socket address for ``host``, a name or an IPv4 or IPv6 address."""
-    family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    """The address family and socket address for ``host``, a name or an IPv4 or IPv6 address; of a name with
+    both, the IPv4 one (``localhost``: 127.0.0.1, as the default, whatever order the resolver gives)."""
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, _, _, _, address = min(found, key=lambda entry: entry[0] != socket.AF_INET)
     return family, (address[0], address[1])
 
 
