@@ -27,6 +27,12 @@ from lineage_cli.serve.live import LiveStore
 ALLOWED_METHODS = "GET, HEAD"
 VIEWER = "lineage_cli.emit.view"  # the module of the viewer page, imported on the first request for it
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+# The viewer page's script and style are inline and it fetches from this server only: nothing else may load,
+# and no other site may frame it
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 Log = Callable[[str], None]
 
 
@@ -83,7 +89,7 @@ class LineageServer(ThreadingHTTPServer):
                     raise
                 return error_reply(503, f"the viewer page is not installed ({VIEWER} is missing); /api/ answers")
             self._viewer_page = view_html(None, api="/api", title=self.title)
-        return Reply(200, self._viewer_page, "text/html; charset=utf-8")
+        return Reply(200, self._viewer_page, "text/html; charset=utf-8", {"Content-Security-Policy": PAGE_POLICY})
 
     def handle_error(self, request: object, client_address: object) -> None:
         # a client that went away mid-reply is no error of ours; anything else goes to the log, not to stderr

@@ -379,6 +379,10 @@ def test_the_viewer_page_is_the_view_modules_or_a_503_while_it_is_missing(served
         from lineage_cli.emit.view import view_html
 
         assert (status, headers["Content-Type"]) == (200, "text/html; charset=utf-8")
+        assert (
+            "default-src 'none'" in headers["Content-Security-Policy"]
+            and "connect-src 'self'" in headers["Content-Security-Policy"]
+        )
         assert body == view_html(None, api="/api", title=served.server.title)
 
 
