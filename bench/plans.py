@@ -17,14 +17,13 @@ run alone (``python bench/plans.py [--small]``) it times the deep-mart and hub q
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from processes import OUT, REPO, bench_parser  # bench/ is the script's folder, so on sys.path
+from processes import REPO, graph_bench_store  # bench/ is the script's folder, so on sys.path
 
 if str(REPO) not in sys.path:  # run as a script: import the working tree's package
     sys.path.insert(0, str(REPO))
@@ -84,17 +83,9 @@ def header() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = bench_parser(__doc__)
-    parser.add_argument("--small", action="store_true", help="the 100k-node graph instead of the 1M-node one")
-    parser.add_argument("--repeat", type=int, default=21)
-    args, _ = parser.parse_known_args(argv)  # `make bench` passes BENCH_ARGS, meant for bench/graph.py, here too
+    args, path, query_nodes = graph_bench_store(__doc__, argv)
     import numpy  # noqa: F401 - a warm session, as bench/graph.py's engine has
 
-    graph = "g100k" if args.small else "g1m"
-    path, meta = OUT / f"{graph}.lin", OUT / graph / "graph_meta.json"
-    if not (path.is_file() and meta.is_file()):
-        raise SystemExit(f"run `python bench/graph.py{' --small' if args.small else ''}` first: it builds {path}")
-    query_nodes = json.loads(meta.read_text())["query_nodes"]
     store = Store(path)
     print(header())
     for label, node, direction in (

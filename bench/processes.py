@@ -8,6 +8,7 @@ third from minute to minute) hits each of them alike, and after ``compileall``: 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -36,6 +37,21 @@ def warehouse_parser(description: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--tables", type=int, default=2000, help="tables in the generated warehouse")
     parser.add_argument("--dialect", default="hive", help="dialect of the generated warehouse's SQL")
     return parser
+
+
+def graph_bench_store(description: str | None, argv: list[str] | None) -> tuple[argparse.Namespace, Path, dict]:
+    """For a script timing queries on the store ``bench/graph.py`` built: its arguments (``--small``, the 100k-node
+    graph; ``--repeat``), the store, and the graph's query nodes (``deep_mart``, ``hub_source``); an exit saying
+    what to run first when that store is not there."""
+    parser = bench_parser(description)
+    parser.add_argument("--small", action="store_true", help="the 100k-node graph instead of the 1M-node one")
+    parser.add_argument("--repeat", type=int, default=21, help="runs of each query")
+    args, _ = parser.parse_known_args(argv)  # `make bench` passes BENCH_ARGS, meant for bench/graph.py, here too
+    graph = "g100k" if args.small else "g1m"
+    path, meta = OUT / f"{graph}.lin", OUT / graph / "graph_meta.json"
+    if not (path.is_file() and meta.is_file()):
+        raise SystemExit(f"run `python bench/graph.py{' --small' if args.small else ''}` first: it builds {path}")
+    return args, path, json.loads(meta.read_text())["query_nodes"]
 
 
 def timed_process(command: list[str]) -> tuple[float, float | None, subprocess.CompletedProcess[str]]:

@@ -435,6 +435,48 @@ def walkplans(name: str | None) -> None:
     sys.exit(run_walkplans(name))
 
 
+@cli.command()
+@store_option
+@click.option(
+    "--host",
+    metavar="ADDRESS",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; anything but loopback lets other machines read the lineage (a warning says so).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on (0: any free one).",
+)
+@click.option(
+    "--datamarts",
+    type=EXISTING_FILE,
+    help="YAML mapping of table name patterns to datamarts, for level=datamart.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Do not log a line per request on standard error.")
+def serve(store: str, host: str, port: int, datamarts: str | None, quiet: bool) -> None:
+    """Serve the store read-only over HTTP: the lineage API and the viewer page.
+
+    GET /api/up?name=NAME and /api/down answer exactly what `lineage up/down NAME
+    --format json` prints, /api/path?from=A&to=B what `lineage path` does; parameters are
+    the commands' options (depth, walkplan, arg, exact, level, ...).  /api/search?q=PATTERN
+    lists names matching a LIKE pattern, /api/node?name=NAME describes one node, and / is
+    the viewer.  A re-harvested store is picked up without a restart; Ctrl-C stops.
+
+    \b
+    Example:
+      lineage serve
+      curl 'http://127.0.0.1:8765/api/up?name=mart.sales_daily&depth=2'
+      lineage serve --store warehouse.lin --port 0
+    """
+    from lineage_cli.commands.serve import run_serve
+
+    sys.exit(run_serve(store, host, port, datamarts, quiet))
+
+
 @cli.command(name="import")
 @click.argument("file", type=EXISTING_FILE)
 @click.option(

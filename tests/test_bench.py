@@ -44,3 +44,22 @@ def test_the_graph_bench_engines_run_and_agree_on_a_tiny_graph(tmp_path: Path, b
         assert reached == compiled.get(query.key, {"nodes": reached})["nodes"], query.label
         if query.key in bench_graph.DEEP:
             assert ours[query.key]["api_answer"][0] >= 1, query.label  # the public API call answered
+
+
+def test_the_server_bench_asks_a_running_server_and_gets_the_command_lines_json(tmp_path: Path, bench_graph) -> None:  # noqa: ANN001
+    import json
+
+    sys.modules.pop("serve", None)
+    import serve  # bench/serve.py (bench/ is on the path through bench_graph)
+
+    out = generate_warehouse(tmp_path / "g", "--edges-only", "--nodes", "1500", "--edges", "6000", "--format", "both")
+    arrays, _ = bench_graph.graph_arrays(out)
+    store, _ = bench_graph.build_store(out, arrays)
+    nodes = json.loads((out / "graph_meta.json").read_text())["query_nodes"]
+    asked = serve.questions(nodes["deep_mart"]["name"], nodes["hub_source"]["name"])
+    measured = serve.server_latencies(store, asked, repeat=1)  # (each walk's body checked against in-process JSON)
+    assert [m.question for m in measured] == asked
+    assert all(m.status == 200 and m.median > 0 for m in measured), [(m.question.label, m.status) for m in measured]
+    assert all(m.in_process is not None for m in measured if m.question.route in ("/api/up", "/api/down"))
+    median, rate = serve.at_once(store, asked[2], clients=4, repeat=2)
+    assert median > 0 and rate > 0

@@ -303,6 +303,7 @@ class _OddError(LineageError):
         (["export"], "lineage_cli.commands.export.open_store"),
         (["import", "t.csv"], "lineage_cli.commands.import_.import_file"),
         (["check", "t.sql"], "lineage_cli.commands.check.check"),
+        (["serve"], "lineage_cli.store.reader.open_store"),
     ],
 )
 def test_every_command_catches_a_lineage_error_and_exits_with_its_code(runner, monkeypatch, command, stage) -> None:

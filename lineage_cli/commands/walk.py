@@ -8,14 +8,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lineage_cli.errors import LineageError, QueryError
+from lineage_cli.walk.questions import Shaping, path_answer, walk_answer
 
 if TYPE_CHECKING:  # pragma: no cover
     from lineage_cli.emit.picture import Picture
     from lineage_cli.store.reader import Store
     from lineage_cli.walk.result import LineageResult
-
-# Levels that lift statements: a walk without --walkplan then shows the statements to lift.
-STEP_LEVELS = ("module", "workflow")
 
 
 def run_walk(
@@ -32,12 +30,7 @@ def run_walk(
     shaping = shaping or Shaping()
 
     def ask(store: Store) -> LineageResult:
-        from lineage_cli.walk.query import lineage
-
-        shown = show_transformations or shaping.lifts_steps
-        plan, args = shaping.plan, frozenset(shaping.args)
-        found = lineage(store, name, direction, depth, shown, predicates, plan, args, shaping.exact)
-        return shaping.rolled_up(store, found)
+        return walk_answer(store, direction, name, depth, show_transformations, predicates, shaping)
 
     return _answer(store_path, ask, fmt, output, shaping)
 
@@ -76,13 +69,10 @@ def run_path(
     shaping = shaping or Shaping()
 
     def ask(store: Store) -> LineageResult:
-        from lineage_cli.walk.paths import lineage_path
-
-        plan, args, steps = shaping.plan, frozenset(shaping.args), shaping.lifts_steps
-        found = lineage_path(store, source, target, plan, args, depth, all_paths, max_paths, steps, shaping.exact)
+        found = path_answer(store, source, target, all_paths, max_paths, depth, shaping)
         if not found.complete:
             print(f"showing the first {found.paths} paths; raise --max-paths for more", file=sys.stderr)
-        return shaping.rolled_up(store, found.result)
+        return found.result
 
     return _answer(store_path, ask, fmt, output, shaping)
 
@@ -114,54 +104,21 @@ def run_walkplans(name: str | None) -> int:
     return 0
 
 
-class Shaping:
-    """What the option groups ``up``, ``down`` and ``path`` share ask of an answer: the walkplan and its
-    arguments (``--walkplan``, ``--arg``), whether to keep out the statements read approximately (``--exact``),
-    the roll-up (``--level``, ``--datamarts``) and how pictures are drawn (``--group-by``, ``--rankdir``).  A
-    plain class: start-up."""
+def _picture(shaping: Shaping, store: Store, result: LineageResult, fmt: str) -> Picture | None:
+    """How GraphML, DOT and pictures of ``result`` are drawn; None for the other formats."""
+    from lineage_cli.emit.formats import PICTURED, RENDERED
 
-    __slots__ = ("plan", "args", "level", "datamarts", "group_by", "rankdir", "exact")
+    if fmt not in PICTURED + RENDERED:
+        if shaping.group_by is None and shaping.rankdir is None:
+            return None
+        raise QueryError(f"--group-by and --rankdir draw graphml, dot and pictures, not {fmt}")
+    from lineage_cli.emit.picture import Picture
+    from lineage_cli.emit.volumes import volumes
+    from lineage_cli.walk.levels import groups, load_datamarts
 
-    def __init__(
-        self,
-        plan: str | None = None,
-        args: tuple[str, ...] = (),
-        level: str | None = None,
-        datamarts: str | None = None,
-        group_by: str | None = None,
-        rankdir: str | None = None,
-        exact: bool = False,
-    ) -> None:
-        self.plan, self.args, self.level, self.datamarts = plan, args, level, datamarts
-        self.group_by, self.rankdir, self.exact = group_by, rankdir, exact
-
-    @property
-    def lifts_steps(self) -> bool:
-        """Whether the roll-up lifts statements (to modules or workflows): a walk must show them then."""
-        return self.level in STEP_LEVELS
-
-    def rolled_up(self, store: Store, result: LineageResult) -> LineageResult:
-        if self.level is None:
-            return result
-        from lineage_cli.walk.levels import load_datamarts, rollup
-
-        return rollup(store, result, self.level, load_datamarts(self.datamarts) if self.datamarts else None)
-
-    def picture(self, store: Store, result: LineageResult, fmt: str) -> Picture | None:
-        """How GraphML, DOT and pictures of ``result`` are drawn; None for the other formats."""
-        from lineage_cli.emit.formats import PICTURED, RENDERED
-
-        if fmt not in PICTURED + RENDERED:
-            if self.group_by is None and self.rankdir is None:
-                return None
-            raise QueryError(f"--group-by and --rankdir draw graphml, dot and pictures, not {fmt}")
-        from lineage_cli.emit.picture import Picture
-        from lineage_cli.emit.volumes import volumes
-        from lineage_cli.walk.levels import groups, load_datamarts
-
-        marts = load_datamarts(self.datamarts) if self.datamarts else None
-        grouped = groups(store, result, self.group_by, marts) if self.group_by else {}
-        return Picture(rankdir=self.rankdir or "LR", groups=grouped, volumes=volumes(store, result))
+    marts = load_datamarts(shaping.datamarts) if shaping.datamarts else None
+    grouped = groups(store, result, shaping.group_by, marts) if shaping.group_by else {}
+    return Picture(rankdir=shaping.rankdir or "LR", groups=grouped, volumes=volumes(store, result))
 
 
 def _answer(
@@ -183,7 +140,7 @@ def _answer(
         chosen = fmt or (output_format(output) if output else _terminal_default())
         store = open_store(store_path)
         result = ask(store)
-        picture = (shaping or Shaping()).picture(store, result, chosen)
+        picture = _picture(shaping or Shaping(), store, result, chosen)
         rendered = render(result, chosen, picture) if output and chosen in RENDERED else None
     except LineageError as error:
         print(f"error: {error}", file=sys.stderr)
