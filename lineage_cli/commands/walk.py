@@ -154,7 +154,7 @@ class Shaping:
         if fmt not in PICTURED + RENDERED:
             if self.group_by is None and self.rankdir is None:
                 return None
-            raise QueryError(f"--group-by and --rankdir draw graphml, dot and pictures, not {fmt}")
+            raise QueryError(f"--group-by and --rankdir draw graphml, dot, mermaid and pictures, not {fmt}")
         from lineage_cli.emit.picture import Picture
         from lineage_cli.emit.volumes import volumes
         from lineage_cli.walk.levels import groups, load_datamarts
