@@ -2,12 +2,14 @@
 
 Left to itself, Graphviz ranks a clustered graph as a whole (``newrank``) and then fits in clusters whose
 ranks interleave: a schema whose sources feed three layers spans all of them, the clusters are stacked
-one below the next, and the edges between them wind through each other (300 tables grouped by schema made
-a picture 10,397 pt tall).  Here every top-level cluster is one *unit* whose width is the longest path
-inside it, a node outside every cluster a unit of width one; units are ranked by the longest path between
-them, each starting after everything that feeds it ends, and a node's rank is its unit's first rank plus its
-rank inside the unit.  Clusters then occupy bands of ranks that do not interleave, and an edge between two
-clusters runs from the end of one band to the start of a later one.
+one below the next, and the edges between them wind through each other (the downstream of 300 generated
+tables' sources, grouped by schema, was 10,389 pt tall, 1.78 times the same picture without frames; with
+the bands it is 6,078 pt, 1.04 times).  Here every top-level cluster is one *unit* whose width is the
+longest path inside it, a node outside every cluster a unit of width one; units are ranked by the longest
+path between them, each starting after everything that feeds it ends, and a node's rank is its unit's
+first rank plus its rank inside the unit (early in the band, unless more of its edges leave the unit than
+enter it).  Clusters then occupy bands of ranks that do not interleave, and an edge between two clusters
+runs from one band to a later one.
 
 Cycles (a ``MERGE`` reading its target, two schemas feeding each other) are broken where a depth-first walk
 from the queried nodes meets them again; the edges left out point against the ranks, and the emitter draws
@@ -35,8 +37,10 @@ def band_ranks(
     if upstream:
         links = [(head, tail) for tail, head in links]
     unit_of = {box: units.get(box, box) for box in order}
-    local, width = _local_ranks(order, unit_of, [link for link in links if unit_of[link[0]] == unit_of[link[1]]])
-    unit_links = [(unit_of[tail], unit_of[head]) for tail, head in links if unit_of[tail] != unit_of[head]]
+    inner = [link for link in links if unit_of[link[0]] == unit_of[link[1]]]
+    outer = [link for link in links if unit_of[link[0]] != unit_of[link[1]]]
+    local, width = _local_ranks(order, unit_of, inner, outer)
+    unit_links = [(unit_of[tail], unit_of[head]) for tail, head in outer]
     unit_order = list(dict.fromkeys(unit_of[box] for box in order))
     first = _longest_paths(unit_order, _acyclic(unit_order, unit_links), width)
     ranks = {box: first[unit_of[box]] + local[box] for box in order}
@@ -47,13 +51,32 @@ def band_ranks(
 
 
 def _local_ranks(
-    order: list[str], unit_of: dict[str, str], links: list[tuple[str, str]]
+    order: list[str], unit_of: dict[str, str], inner: list[tuple[str, str]], outer: list[tuple[str, str]]
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Each box's rank inside its unit, and each unit's width (its longest path, plus one)."""
-    local = _longest_paths(order, _acyclic(order, links), {})
+    """Each box's rank inside its unit, and each unit's width (its longest path, plus one).
+
+    A box goes as early in its band as the edges inside the unit let it, unless more of the edges between
+    units leave it than enter it: then as late, next to the bands it feeds.  Every rank of a band an edge
+    crosses costs Graphviz a bend point to route and order, and on 1,500 tables the crossings of the bands'
+    long edges were most of its time.
+    """
+    inner = _acyclic(order, inner)
+    early = _longest_paths(order, inner, {})
     width: dict[str, int] = {}
-    for box, rank in local.items():
+    for box, rank in early.items():
         width[unit_of[box]] = max(width.get(unit_of[box], 0), rank + 1)
+    to_end = _longest_paths(order, [(head, tail) for tail, head in inner], {})
+    leaving: dict[str, int] = {}
+    for tail, head in outer:
+        leaving[tail] = leaving.get(tail, 0) + 1
+        leaving[head] = leaving.get(head, 0) - 1
+    wanted = {box: width[unit_of[box]] - 1 - to_end[box] if leaving.get(box, 0) > 0 else early[box] for box in order}
+    predecessors: dict[str, list[str]] = {}
+    for tail, head in inner:
+        predecessors.setdefault(head, []).append(tail)
+    local: dict[str, int] = {}
+    for box in sorted(order, key=early.__getitem__):  # a topological order: an edge's head ranks after its tail
+        local[box] = max([wanted[box], *(local[tail] + 1 for tail in predecessors.get(box, ()))])
     return local, width
 
 

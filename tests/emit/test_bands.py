@@ -86,8 +86,9 @@ def test_schemas_of_the_fixture_warehouse_sit_side_by_side(warehouse_store: Path
     assert overlapping(boxes) == []
     assert overlapping(boxes, axis=0) == []  # no two schemas share a rank: left to right, layer by layer
     assert [name for name, _ in sorted(boxes.items(), key=lambda item: item[1][0])] == ["stg", "ods", "dwh", "mart"]
-    # Before the bands, the frames stacked the schemas down the page: 1.84 times the flat picture's height.
-    assert height(grouped) < 1.6 * height(flat)
+    # Before the bands, the frames stacked the schemas down the page: 1.84 times the flat picture's height
+    # (1.52 with them).
+    assert height(grouped) < 1.65 * height(flat)
 
 
 @needs_dot
@@ -104,5 +105,5 @@ def test_a_grouped_warehouse_of_300_tables_keeps_its_clusters_apart(tmp_path: Pa
     boxes = cluster_boxes(grouped)
     assert len(boxes) == 5
     assert overlapping(boxes) == [] and overlapping(boxes, axis=0) == []
-    # Before: 10,389 pt tall, 1.78 times the flat picture; the bands leave 7,384 pt, 1.27 times.
-    assert height(grouped) < 1.5 * height(flat)
+    # Before: 10,389 pt tall, 1.78 times the flat picture; the bands leave 6,078 pt, 1.04 times.
+    assert height(grouped) < 1.3 * height(flat)
