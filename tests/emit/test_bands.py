@@ -44,6 +44,13 @@ def test_independent_clusters_share_ranks_and_a_cluster_packs_its_members() -> N
     assert packed == {"a": 0, "b": 0, "c": 1}
 
 
+def test_a_member_feeding_the_next_cluster_sits_at_the_end_of_its_band() -> None:
+    # s is three ranks wide (a -> b -> c); d, in s too, only feeds t's x: last in s, next to x, not first.
+    units = {"a": "s", "b": "s", "c": "s", "d": "s", "x": "t"}
+    ranks = band_ranks("abcdx", units, [("a", "b"), ("b", "c"), ("c", "x"), ("d", "x")], ["a"], upstream=False)
+    assert ranks == {"a": 0, "b": 1, "c": 2, "d": 2, "x": 3}
+
+
 def dot_layout(text: str) -> dict:
     run = subprocess.run(["dot", "-Tjson"], input=text, capture_output=True, text=True, check=True)
     return json.loads(run.stdout)
