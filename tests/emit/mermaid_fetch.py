@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.fetching import download, report
 
 PACKAGES = {"mermaid": "11.17.2", "jsdom": "24.1.3"}
 CACHE = Path(os.environ.get("LINEAGE_MERMAID_CACHE", Path(__file__).resolve().parents[2] / ".cache" / "mermaid"))
@@ -42,14 +42,8 @@ def fetch() -> str | None:
     (CACHE / "package.json").write_text('{"private": true}\n', encoding="utf-8")
     wanted = [f"{name}@{version}" for name, version in PACKAGES.items()]
     command = [npm, "install", "--no-audit", "--no-fund", "--no-package-lock", "--prefix", str(CACHE), *wanted]
-    run = subprocess.run(command, capture_output=True, text=True)
-    if run.returncode != 0 or not installed():
-        last_line = (run.stderr.strip().splitlines() or ["nothing installed"])[-1]
-        return f"npm install {' '.join(wanted)} failed: {last_line}"
-    return None
+    return download(command, installed, f"npm install {' '.join(wanted)}")
 
 
 if __name__ == "__main__":
-    problem = fetch()
-    if problem:
-        print(f"note: {problem}; tests/emit/test_mermaid.py will not read its flowcharts back", file=sys.stderr)
+    report(fetch(), "tests/emit/test_mermaid.py will not read its flowcharts back")
