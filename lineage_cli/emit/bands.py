@@ -39,7 +39,7 @@ def band_ranks(
     unit_of = {box: units.get(box, box) for box in order}
     inner = [link for link in links if unit_of[link[0]] == unit_of[link[1]]]
     outer = [link for link in links if unit_of[link[0]] != unit_of[link[1]]]
-    local, width = _local_ranks(order, unit_of, inner, outer)
+    local, width = _local_ranks(order, unit_of, inner, outer, set(starts))
     unit_links = [(unit_of[tail], unit_of[head]) for tail, head in outer]
     unit_order = list(dict.fromkeys(unit_of[box] for box in order))
     first = _longest_paths(unit_order, _acyclic(unit_order, unit_links), width)
@@ -51,12 +51,17 @@ def band_ranks(
 
 
 def _local_ranks(
-    order: list[str], unit_of: dict[str, str], inner: list[tuple[str, str]], outer: list[tuple[str, str]]
+    order: list[str],
+    unit_of: dict[str, str],
+    inner: list[tuple[str, str]],
+    outer: list[tuple[str, str]],
+    queried: set[str],
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Each box's rank inside its unit, and each unit's width (its longest path, plus one).
 
     A box goes as early in its band as the edges inside the unit let it, unless more of the edges between
-    units leave it than enter it: then as late, next to the bands it feeds.  Every rank of a band an edge
+    units leave it than enter it: then as late, next to the bands it feeds (but a queried box stays early,
+    at the edge of the picture the emitter pins it to).  Every rank of a band an edge
     crosses costs Graphviz a bend point to route and order, and on 1,500 tables the crossings of the bands'
     long edges were most of its time.
     """
@@ -70,7 +75,8 @@ def _local_ranks(
     for tail, head in outer:
         leaving[tail] = leaving.get(tail, 0) + 1
         leaving[head] = leaving.get(head, 0) - 1
-    wanted = {box: width[unit_of[box]] - 1 - to_end[box] if leaving.get(box, 0) > 0 else early[box] for box in order}
+    late = {box for box, balance in leaving.items() if balance > 0 and box not in queried}
+    wanted = {box: width[unit_of[box]] - 1 - to_end[box] if box in late else early[box] for box in order}
     predecessors: dict[str, list[str]] = {}
     for tail, head in inner:
         predecessors.setdefault(head, []).append(tail)

@@ -122,7 +122,7 @@ def to_dot(result: LineageResult, picture: Picture | None = None) -> str:
     ranks = _bands(result, tree, ends)
     if ranks:
         # The bands' long edges give dot many bend points to place; one pass of the placement per node is
-        # enough for them and halves its time on 1,500 tables (8 s instead of 16), and no picture grew.
+        # enough for them and halves its time on 1,500 tables, and no picture measured grew.
         lines.append("  nslimit=1;")
     lines += _rank_constraints(result, ends) + _rank_lines(ranks)
     lines += [_edge_statement(edge, ends, picture, ranks) for edge in result.edges]
