@@ -51,6 +51,14 @@ def test_a_member_feeding_the_next_cluster_sits_at_the_end_of_its_band() -> None
     assert ranks == {"a": 0, "b": 1, "c": 2, "d": 2, "x": 3}
 
 
+def test_a_queried_member_stays_at_the_edge_it_is_pinned_to() -> None:
+    # Walked up from p and r: r is fed from outside its cluster only, and would sit beside a, early in m's
+    # band, were it not queried; queried, it ends the picture with p.
+    units, edges = {"a": "s", "q": "m", "p": "m", "r": "m"}, [("a", "r"), ("a", "q"), ("q", "p")]
+    assert band_ranks("aqpr", units, edges, ["p", "r"], upstream=True) == {"a": 0, "q": 1, "p": 2, "r": 2}
+    assert band_ranks("aqpr", units, edges, ["p"], upstream=True)["r"] == 1
+
+
 def dot_layout(text: str) -> dict:
     run = subprocess.run(["dot", "-Tjson"], input=text, capture_output=True, text=True, check=True)
     return json.loads(run.stdout)
