@@ -47,8 +47,10 @@ def label(text: str) -> str:
 
     >>> print(label('mart."we<ird>" #1'))
     "mart.#34;we#60;ird#62;#34; #35;1"
+    >>> print(label(""))  # Mermaid refuses an empty label; a space shows as nothing all the same
+    " "
     """
-    return '"' + _SPECIAL.sub(lambda match: f"#{ord(match.group())};", style.xml_safe(text)) + '"'
+    return '"' + (_SPECIAL.sub(lambda match: f"#{ord(match.group())};", style.xml_safe(text)) or " ") + '"'
 
 
 def _class_name(prefix: str, word: str) -> str:

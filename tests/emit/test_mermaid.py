@@ -208,6 +208,14 @@ def test_mermaid_reads_every_hostile_name_back() -> None:
     assert classes[ids["loose €"]] == ["k_column", "r_terminal"]
 
 
+def test_mermaid_reads_an_empty_name() -> None:
+    empty = LineageResult("up", [""], nodes=[ResultNode("", "table"), ResultNode("a", "table", 1)])
+    empty.edges = [ResultEdge("a", "", "flow")]
+    read = read_with_mermaid(to_mermaid(empty, Picture(groups={"a": (("", "schema"),)})))
+    assert [(node["id"], node["label"].strip()) for node in read["nodes"]] == [("n0", ""), ("n1", "a")]
+    assert [frame["label"].strip() for frame in read["subgraphs"]] == [""]
+
+
 @pytest.mark.parametrize(
     "query",
     [
