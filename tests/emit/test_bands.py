@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.emit.bands import band_ranks
-from tests.conftest import generate_warehouse
+from tests.conftest import REPO, generate_warehouse
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
 
@@ -122,3 +123,16 @@ def test_a_grouped_warehouse_of_300_tables_keeps_its_clusters_apart(tmp_path: Pa
     assert overlapping(boxes) == [] and overlapping(boxes, axis=0) == []
     # Before: 10,389 pt tall, 1.78 times the flat picture; the bands leave 6,078 pt, 1.04 times.
     assert height(grouped) < 1.3 * height(flat)
+
+
+def test_the_readme_shows_the_grouped_picture() -> None:
+    """docs/grouped-lineage.svg is what its README caption says: four schema frames, side by side."""
+    svg = (REPO / "docs" / "grouped-lineage.svg").read_text(encoding="utf-8")
+    outlines = re.findall(r'<g id="clust\d+" class="cluster">\s*<title>[^<]*</title>\s*<path [^>]*d="([^"]+)"', svg)
+    spans = {}
+    for number, outline in enumerate(outlines):
+        xs = [float(x) for x, _ in re.findall(r"([\d.-]+),([\d.-]+)", outline)]
+        spans[str(number)] = (min(xs), 0.0, max(xs), 1.0)
+    assert len(spans) == 4
+    assert overlapping(spans, axis=0) == []
+    assert "](docs/grouped-lineage.svg)" in (REPO / "README.md").read_text(encoding="utf-8")
