@@ -34,9 +34,11 @@ demo: install
 
 # The peer differential (tests/peer/test_peer_sqllineage.py) runs sqllineage's own SQL test suite: its sdist is
 # fetched into .cache/peer by the first step of `make test` (a no-op once cached), so that pytest never needs
-# the network (without the sdist that one test skips, saying why).
+# the network (without the sdist that one test skips, saying why).  Likewise Mermaid's parser, which
+# tests/emit/test_mermaid.py reads the flowcharts back with, is installed with npm into .cache/mermaid.
 test: install
 	@$(BIN)/python -m tests.peer.fetch
+	@$(BIN)/python -m tests.emit.mermaid_fetch
 	$(BIN)/python -m pytest
 
 # Harvest throughput and cold queries (bench/run.py), then walks on the 1M-node / 5M-edge graph against

@@ -1,7 +1,7 @@
 """lineage: a SQL-parsing data-lineage harvester, as a command line and as a library.
 
 The package is a pipeline in one direction: ``harvest`` (SQL -> graph), ``store`` (graph -> memory-mapped
-file), ``walk`` (queries on the file), ``emit`` (results -> tree, JSON, TGF, GraphML, DOT).  The names of
+file), ``walk`` (queries on the file), ``emit`` (results -> tree, JSON, TGF, GraphML, DOT, Mermaid).  The names of
 ``__all__`` are its public API, what the ``lineage`` commands run::
 
     import lineage_cli

@@ -92,12 +92,12 @@ picture_options = _together(
     click.option(
         "--group-by",
         type=click.Choice(GROUP_BYS),
-        help="GraphML and DOT: frame nodes by schema, workflow or datamart (--datamarts); columns in their tables.",
+        help="GraphML, DOT and Mermaid: frame nodes by schema, workflow or datamart (--datamarts); columns in tables.",
     ),
     click.option(
         "--rankdir",
         type=click.Choice(RANKDIRS),
-        help="DOT and pictures: data flows left to right (LR) or top to bottom (TB) [default: LR].",
+        help="DOT, Mermaid and pictures: data flows left to right (LR) or top to bottom (TB) [default: LR].",
     ),
 )
 level_options = _together(

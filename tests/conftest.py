@@ -83,6 +83,21 @@ def flow_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def manifest_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The oozie-like flow harvested as ``lineage harvest --manifest`` does: its facts in the meta."""
+    from lineage_cli.harvest.batch import harvest
+    from lineage_cli.harvest.inputs.manifest import load_manifest
+    from lineage_cli.store.writer import write_store
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        result = harvest(manifest=load_manifest(Path("fixtures/sql/oozie/manifest.yaml")))
+    path = tmp_path_factory.mktemp("manifest") / "graph.lin"
+    write_store(result.graph, path, {"modules": result.modules})
+    return path
+
+
+@pytest.fixture(scope="session")
 def hive_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate_warehouse(tmp_path_factory.mktemp("wh_hive"), "--tables", "2000", "--dialect", "hive")
 

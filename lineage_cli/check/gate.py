@@ -28,6 +28,7 @@ class CheckResult:
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
     warnings: list[Issue] = field(default_factory=list)  # bytes the checked versions' encodings cannot decode
+    changed: list[str] = field(default_factory=list)  # the targets whose lineage changed, in the files' order
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,9 @@ def check(
     for target in files:
         before = analyse(_text(target.base, target.path, encoding, None), target.path, dialect, catalog)
         after = analyse(_text(target.now, target.path, encoding, result.warnings), target.path, dialect, catalog)
-        result.findings += file_findings(target.path, before, after, compare(before, after), store)
+        diffs = compare(before, after)
+        result.findings += file_findings(target.path, before, after, diffs, store)
+        result.changed += [diff.target for diff in diffs if diff.changed]
     result.findings.sort(key=sort_key)
     return result
 

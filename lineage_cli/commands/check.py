@@ -10,6 +10,7 @@ import click
 
 from lineage_cli.check.findings import fails
 from lineage_cli.check.gate import CheckError, check
+from lineage_cli.check.impact import impact_section
 from lineage_cli.check.report import markdown_summary, render
 from lineage_cli.errors import LineageError
 from lineage_cli.harvest import quiet_sqlglot
@@ -50,7 +51,7 @@ def run_check(
     click.echo(render(result.findings, fmt, result.files, color=fmt == "text" and _is_terminal()), nl=False)
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-            summary.write(markdown_summary(result.findings, result.files))
+            summary.write(markdown_summary(result.findings, result.files) + impact_section(store, result.changed))
     return 1 if fails(result.findings, fail_on) else 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 DEFAULT_STORE = os.path.join(".lineage", "graph.lin")
-FORMATS = ("tree", "json", "tgf", "graphml", "dot")
+FORMATS = ("tree", "json", "tgf", "graphml", "dot", "mermaid")
 LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")  # walk/levels.py's, without importing it
 GROUP_BYS = ("schema", "workflow", "datamart")  # the levels walk/levels.py's groups() frames by
 RANKDIRS = ("LR", "TB")

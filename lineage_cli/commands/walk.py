@@ -111,7 +111,7 @@ def _picture(shaping: Shaping, store: Store, result: LineageResult, fmt: str) ->
     if fmt not in PICTURED + RENDERED:
         if shaping.group_by is None and shaping.rankdir is None:
             return None
-        raise QueryError(f"--group-by and --rankdir draw graphml, dot and pictures, not {fmt}")
+        raise QueryError(f"--group-by and --rankdir draw graphml, dot, mermaid and pictures, not {fmt}")
     from lineage_cli.emit.picture import Picture
     from lineage_cli.emit.volumes import volumes
     from lineage_cli.walk.levels import groups, load_datamarts

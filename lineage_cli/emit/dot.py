@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 
 from lineage_cli.emit import style
+from lineage_cli.emit.bands import band_ranks
 from lineage_cli.emit.picture import GroupTree, Picture, group_tree
 from lineage_cli.emit.style import border, index_nodes, kind_style, subtype_caption
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
@@ -56,10 +57,18 @@ def _node_statement(node: ResultNode, is_root: bool) -> str:
     return f"{quote(node.name)} {_attributes(attributes)};"
 
 
-def _edge_statement(edge: ResultEdge, ends: dict[str, tuple[str, str | None]], picture: Picture) -> str:
+def _edge_statement(
+    edge: ResultEdge, ends: dict[str, tuple[str, str | None]], picture: Picture, ranks: dict[str, int]
+) -> str:
     attributes = _line_attributes(*picture.line(edge))
     if caption := subtype_caption(edge):
         attributes = {"label": caption} | attributes
+    tail, head = ends[edge.source][0], ends[edge.target][0]
+    gap = ranks[head] - ranks[tail] if ranks and tail != head else 1
+    if gap < 1:
+        attributes["constraint"] = "false"  # it closes a cycle the bands broke: it must not pull ranks back
+    elif gap > 1:
+        attributes["minlen"] = str(gap)  # across the bands between its ends: they keep their width
     suffix = f" {_attributes(attributes)}" if attributes else ""
     return f"  {_end(ends[edge.source])} -> {_end(ends[edge.target])}{suffix};"
 
@@ -110,8 +119,13 @@ def to_dot(result: LineageResult, picture: Picture | None = None) -> str:
         f"  edge [fontname={font}, fontsize=10, color={quote(style.EDGE_COLOR)}];",
     ]
     lines += _Body(result)(tree, "  ")
-    lines += _rank_constraints(result, ends)
-    lines += [_edge_statement(edge, ends, picture) for edge in result.edges]
+    ranks = _bands(result, tree, ends)
+    if ranks:
+        # The bands' long edges give dot many bend points to place; one pass of the placement per node is
+        # enough for them and halves its time on 1,500 tables, and no picture measured grew.
+        lines.append("  nslimit=1;")
+    lines += _rank_constraints(result, ends) + _rank_lines(ranks)
+    lines += [_edge_statement(edge, ends, picture, ranks) for edge in result.edges]
     lines += _legend(result, picture)
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -128,6 +142,32 @@ def _endpoints(result: LineageResult, tree: GroupTree) -> dict[str, tuple[str, s
             table = quote(current.group[0])
             ends |= {result.nodes[position].name: (table, _port(position)) for position in current.members}
     return ends
+
+
+def _bands(result: LineageResult, tree: GroupTree, ends: dict[str, tuple[str, str | None]]) -> dict[str, int]:
+    """The rank of every node id when the picture has clusters (emit/bands.py), else none: a flat picture is
+    ranked well by dot itself."""
+    clusters = [child for child in tree.children.values() if not child.is_table()]
+    if not clusters:
+        return {}
+    units = {
+        ends[result.nodes[position].name][0]: f"cluster {number}"  # a node id is quoted: no clash
+        for number, cluster in enumerate(clusters)
+        for position in cluster.descendants()
+    }
+    boxes = [end for end, _ in ends.values()]
+    links = [(ends[edge.source][0], ends[edge.target][0]) for edge in result.edges]
+    starts = [ends[root][0] for root in result.roots if root in ends]
+    return band_ranks(boxes, units, links, starts, upstream=result.direction == "up")
+
+
+def _rank_lines(ranks: dict[str, int]) -> list[str]:
+    """A ``rank=same`` statement for each rank of more than one node, in rank order (the edges' ``minlen`` keep
+    the ranks apart)."""
+    levels: dict[int, list[str]] = {}
+    for box, rank in ranks.items():
+        levels.setdefault(rank, []).append(box)
+    return [f"  {{rank=same; {' '.join(levels[rank])}}}" for rank in sorted(levels) if len(levels[rank]) > 1]
 
 
 def _end(end: tuple[str, str | None]) -> str:

@@ -17,9 +17,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from lineage_cli.emit.picture import Picture
     from lineage_cli.walk.result import LineageResult
 
-FORMATS = ("tree", "json", "tgf", "graphml", "dot")
+FORMATS = ("tree", "json", "tgf", "graphml", "dot", "mermaid")
 RENDERED = ("svg", "png", "pdf")  # written to a file only: bytes, chosen by the file's suffix
-PICTURED = ("graphml", "dot")  # the formats a Picture (grouping, direction) applies to
+PICTURED = ("graphml", "dot", "mermaid")  # the formats a Picture (grouping, direction) applies to
 
 # format -> (module, function taking a LineageResult and returning the text)
 _EMITTERS: dict[str, tuple[str, str]] = {
@@ -28,6 +28,7 @@ _EMITTERS: dict[str, tuple[str, str]] = {
     "tgf": ("lineage_cli.emit.tgf", "to_tgf"),
     "graphml": ("lineage_cli.emit.graphml", "to_graphml"),
     "dot": ("lineage_cli.emit.dot", "to_dot"),
+    "mermaid": ("lineage_cli.emit.mermaid", "to_mermaid"),
 }
 
 _SUFFIXES = {
@@ -36,6 +37,8 @@ _SUFFIXES = {
     ".graphml": "graphml",
     ".dot": "dot",
     ".gv": "dot",
+    ".mmd": "mermaid",
+    ".mermaid": "mermaid",
     ".txt": "tree",
     ".svg": "svg",
     ".png": "png",

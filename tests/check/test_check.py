@@ -14,11 +14,15 @@ from markdown_it import MarkdownIt
 
 from lineage_cli.check.findings import Finding
 from lineage_cli.check.gate import CheckError, check
+from lineage_cli.check.impact import impact_section, nearest
 from lineage_cli.check.report import escape_data, escape_property, github_command, markdown_summary
 from lineage_cli.check.rules import narrower
 from lineage_cli.cli import cli
 from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.store.reader import open_store
+from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 from tests.conftest import REPO, check_formats
+from tests.emit.test_mermaid import read_with_mermaid
 
 ODS = """\
 CREATE TABLE stg.orders (id INT, amount DECIMAL(18,2), customer VARCHAR(100), ok BOOLEAN);
@@ -486,3 +490,67 @@ def test_dropping_a_column_of_literals_read_downstream_is_breaking(repo: Path) -
     assert outcome.exit_code == 1, outcome.output
     assert "[LIN101 column-removed] ods.orders.origin is no longer written but rpt.top.origin read it" in outcome.output
     assert "- ods.orders.origin (column)" in outcome.output
+
+
+# ------------------------------------------------------------------ the step summary's impact flowchart
+
+
+def flowchart(summary: str) -> str:
+    blocks = re.findall(r"```mermaid\n(.*?)```", summary, re.S)
+    assert len(blocks) == 1, summary
+    return blocks[0]
+
+
+def test_the_summary_draws_the_changed_target_and_its_downstream(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    edit(repo / "sql" / "mart.sql", "FROM ods.orders\n", "FROM ods.orders\nWHERE amount > 0\n")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run("--format", "github").exit_code == 0
+    text = summary.read_text()
+    assert text.startswith("## lineage check\n")
+    chart = flowchart(text)
+    assert chart.startswith("flowchart LR\n")
+    assert re.findall(r'^  (n\d+)\W+"([^"]+)"', chart, re.M) == [("n0", "mart.revenue"), ("n1", "rpt.top")]
+    assert "  n0 --> n1" in chart.splitlines() and "  class n0 queried" in chart.splitlines()
+    assert "left out" not in text
+    read = read_with_mermaid(chart)
+    assert {node["label"] for node in read["nodes"] if "queried" in node["classes"]} == {"mart.revenue"}
+
+
+def test_no_picture_without_a_store_or_for_a_new_table(repo: Path) -> None:
+    store = open_store(repo / ".lineage" / "graph.lin")
+    assert impact_section(None, ["mart.revenue"]) == ""
+    assert impact_section(store, ["mart.brand_new"]) == ""
+    assert "rpt.top" in impact_section(store, ["mart.brand_new", "mart.revenue"])
+
+
+def test_the_summary_says_what_it_left_out(repo: Path) -> None:
+    store = open_store(repo / ".lineage" / "graph.lin")
+    section = impact_section(store, ["ods.orders"], limit=2)
+    assert re.findall(r'"([^"]+)"', flowchart(section)) == ["mart.revenue", "ods.orders"]
+    assert "1 more downstream table or view is left out; the 2 nearest the change are drawn." in section
+
+
+def fan(width: int) -> LineageResult:
+    """t feeds a0..a{width-1}, each of which feeds b{i}: a downstream walk two hops deep."""
+    nodes = [ResultNode("t", "table")] + [
+        ResultNode(f"{p}{i:03}", "table", 1 + (p == "b")) for p in "ab" for i in range(width)
+    ]
+    edges = [ResultEdge("t", f"a{i:03}", "flow") for i in range(width)]
+    edges += [ResultEdge(f"a{i:03}", f"b{i:03}", "flow") for i in range(width)]
+    return LineageResult("down", ["t"], nodes=nodes, edges=edges)
+
+
+@pytest.mark.parametrize("limit", [1, 5, 30, 50])
+def test_a_large_impact_keeps_the_nearest_nodes(limit: int) -> None:
+    cut = nearest(fan(40), limit)
+    names = [node.name for node in cut.nodes]
+    assert len(names) == limit and names[0] == "t" and cut.roots == ["t"]
+    # nearest first: no node two hops away while a one-hop node is left out
+    assert not (any(n.startswith("b") for n in names) and len([n for n in names if n.startswith("a")]) < 40)
+    assert all(edge.source in names and edge.target in names for edge in cut.edges)
+
+
+def test_a_small_impact_is_drawn_whole() -> None:
+    whole = fan(3)
+    assert nearest(whole, 50) is whole

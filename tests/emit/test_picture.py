@@ -20,7 +20,7 @@ from lineage_cli.emit.dot import to_dot
 from lineage_cli.emit.graphml import to_graphml
 from lineage_cli.emit.picture import Group, Picture, Volume
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
-from tests.conftest import REPO, assert_valid_format
+from tests.conftest import assert_valid_format
 
 G = "{http://graphml.graphdrawing.org/xmlns}"
 Y = "{http://www.yworks.com/xml/graphml}"
@@ -209,7 +209,7 @@ def test_group_by_needs_a_graph_format(flow_store: Path) -> None:
         cli, ["down", "ods.orders", "--group-by", "schema", "--format", "json", "--store", str(flow_store)]
     )
     assert outcome.exit_code == 1
-    assert "graphml, dot and pictures" in outcome.output
+    assert "graphml, dot, mermaid and pictures" in outcome.output
 
 
 def test_group_by_datamart_needs_the_mapping(flow_store: Path) -> None:
@@ -255,21 +255,6 @@ def test_legend_lists_widths_thinnest_first_and_frequencies_most_frequent_first(
 
 
 EXPORT = "fixtures/sql/oozie/manifest.yaml:45"  # wf_export/export_sales: 1,200,000 rows, hourly
-
-
-@pytest.fixture(scope="module")
-def manifest_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The oozie-like flow harvested as ``lineage harvest --manifest`` does: its facts in the meta."""
-    from lineage_cli.harvest.batch import harvest
-    from lineage_cli.harvest.inputs.manifest import load_manifest
-    from lineage_cli.store.writer import write_store
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(REPO)
-        result = harvest(manifest=load_manifest(Path("fixtures/sql/oozie/manifest.yaml")))
-    path = tmp_path_factory.mktemp("manifest") / "graph.lin"
-    write_store(result.graph, path, {"modules": result.modules})
-    return path
 
 
 @needs_dot

@@ -7,9 +7,10 @@ needs the network: the test reads the cached sdist and skips with the reason whe
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.fetching import download, report
 
 VERSION = "1.5.9"
 CACHE = Path(os.environ.get("LINEAGE_PEER_CACHE", Path(__file__).resolve().parents[2] / ".cache" / "peer"))
@@ -22,14 +23,9 @@ def fetch() -> str | None:
         return None
     CACHE.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:"]
-    run = subprocess.run([*command, f"sqllineage=={VERSION}", "-d", str(CACHE)], capture_output=True, text=True)
-    if run.returncode != 0 or not SDIST.is_file():
-        last_line = (run.stderr.strip().splitlines() or ["no sdist written"])[-1]
-        return f"pip download sqllineage=={VERSION} failed: {last_line}"
-    return None
+    command += [f"sqllineage=={VERSION}", "-d", str(CACHE)]
+    return download(command, SDIST.is_file, f"pip download sqllineage=={VERSION}")
 
 
 if __name__ == "__main__":
-    problem = fetch()
-    if problem:
-        print(f"note: {problem}; tests/peer/test_peer_sqllineage.py will skip", file=sys.stderr)
+    report(fetch(), "tests/peer/test_peer_sqllineage.py will skip")
