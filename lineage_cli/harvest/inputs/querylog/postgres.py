@@ -53,7 +53,7 @@ def rows(log: LogFile) -> Iterator[LogRow | Issue]:
             continue
         line, record = item
         if len(record) < _FEWEST_COLUMNS:
-            yield Issue(log.display, line, f"a csvlog row has at least {_FEWEST_COLUMNS} fields")
+            yield Issue(log.display, line, f"a csvlog row of {len(record)} fields, fewer than {_FEWEST_COLUMNS}")
             continue
         yield from _outcome(line, record, waiting)
         while len(waiting) > _WAITING_SESSIONS:

@@ -47,9 +47,10 @@ class LogFile:
     reads as U+FFFD rather than failing the log).  ``position`` is how far into it the reading is, in bytes."""
 
     def __init__(self, path: str) -> None:
-        self.display = "stdin" if path == "-" else path
+        self.display, self._stdin = ("stdin", True) if path == "-" else (path, False)
         # closed by ``close``: a log is read as a stream of rows, across many calls
-        self._binary: io.BufferedReader = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        binary = sys.stdin.buffer if self._stdin else open(path, "rb")  # noqa: SIM115
+        self._binary: io.BufferedReader = binary if hasattr(binary, "peek") else io.BufferedReader(binary)  # type: ignore[arg-type]
         self.text: IO[str] = io.TextIOWrapper(self._binary, encoding="utf-8", errors="replace", newline="")
 
     def first_character(self) -> str:
@@ -65,7 +66,9 @@ class LogFile:
             return 0
 
     def close(self) -> None:
-        if self._binary is not sys.stdin.buffer:
+        if self._stdin:
+            self.text.detach()  # standard input stays open for whoever reads it next
+        else:
             self.text.close()
 
 

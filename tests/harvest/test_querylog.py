@@ -1,0 +1,247 @@
+"""Query logs (``harvest/inputs/querylog/``): each format's fixture log under fixtures/querylogs/ harvested to
+its exact table and column lineage, each query under its own row's database and schema, failed queries and bad
+rows skipped and counted, identical statements once with their runs as ``frequency``; and the CLI end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
+from lineage_cli.commands.options import LOG_FORMATS
+from lineage_cli.harvest.batch import harvest, harvest_plan
+from lineage_cli.harvest.inputs.plan import HarvestOptions, plan_harvest
+from lineage_cli.harvest.inputs.querylog.collect import FORMATS, add_query_logs
+from lineage_cli.model import EdgeType, Graph, Subtype
+from lineage_cli.store.reader import open_store
+from tests.conftest import REPO
+
+LOGS = "fixtures/querylogs/"
+
+
+@pytest.fixture(autouse=True)
+def _at_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)  # the logs' names in provenance are as given: relative to the root
+
+
+def table_edges(graph: Graph) -> set[str]:
+    """``source -> target @ row`` for each dataset a statement reads and writes (the row: its log line)."""
+    reads: dict[str, set[str]] = {}
+    for source, target, kind, _ in graph.edges:
+        if kind is EdgeType.READ:
+            reads.setdefault(target, set()).add(source)
+    found = set()
+    for transformation, target, kind, _ in graph.edges:
+        if kind is EdgeType.WRITE:
+            line = graph.provenance[transformation].line
+            found |= {f"{source} -> {target} @{line}" for source in reads.get(transformation, ())}
+    return found
+
+
+def column_edges(graph: Graph) -> set[str]:
+    found = set()
+    for (source, target, kind, _), flags in graph.edges.items():
+        if kind in (EdgeType.PROJECTION, EdgeType.PREDICATE):
+            subtypes = "|".join(subtype.name for subtype in Subtype if flags & subtype.bit)
+            found.add(f"{source} -> {target} {kind.name}/{subtypes}")
+    return found
+
+
+def harvested(name: str, log_format: str, **options: object):
+    return harvest(query_logs=[LOGS + name], log_format=log_format, **options)
+
+
+def counts(name: str, log_format: str, dialect: str | None = None):
+    plan = plan_harvest((), HarvestOptions(dialect))
+    return add_query_logs(plan, [LOGS + name], log_format, HarvestOptions(dialect)), plan
+
+
+def test_the_formats_the_cli_offers_are_those_read():
+    assert tuple(FORMATS) == LOG_FORMATS
+
+
+def test_snowflake_query_history_each_query_under_its_rows_database_and_schema():
+    result = harvested("snowflake_query_history.csv", "snowflake")
+    assert table_edges(result.graph) == {
+        "analytics.raw.orders -> analytics.staging.orders_clean @2",  # STAGING's orders_clean, RAW schema's orders
+        "analytics.staging.orders_clean -> analytics.mart.daily_revenue @10",
+        "raw.public.events -> raw.public.events_copy @11",  # another row's database and schema
+    }
+    assert column_edges(result.graph) == {
+        "analytics.raw.orders.id -> analytics.staging.orders_clean.order_id PROJECTION/IDENTITY",
+        "analytics.raw.orders.amount -> analytics.staging.orders_clean.amount PROJECTION/IDENTITY",
+        "analytics.raw.orders.amount -> analytics.staging.orders_clean PREDICATE/FILTER",
+        "analytics.staging.orders_clean.order_id -> analytics.mart.daily_revenue.order_id PROJECTION/IDENTITY",
+        "analytics.staging.orders_clean.amount -> analytics.mart.daily_revenue.revenue PROJECTION/AGGREGATION",
+        "analytics.staging.orders_clean.order_id -> analytics.mart.daily_revenue PREDICATE/GROUP_BY",
+        "raw.public.events.event_id -> raw.public.events_copy.event_id PROJECTION/IDENTITY",
+    }
+    assert [str(issue) for issue in result.issues] == [
+        f"{LOGS}snowflake_query_history.csv:12: error: a row of 15 fields, the header names 13"
+    ]
+
+
+def test_snowflake_counts_failed_queries_and_bad_rows_and_keeps_one_statement_per_fingerprint():
+    found, plan = counts("snowflake_query_history.csv", "snowflake")
+    assert (found.rows, found.failed, found.bad, found.distinct, found.units) == (7, 1, 1, 4, 1)
+    assert [query.line for unit in plan.units for query in unit.queries] == [2, 3, 10, 11]
+
+
+def test_identical_statements_run_again_become_the_frequency_of_their_edges():
+    """Rows 2, 4 (the same INSERT laid out on four lines, another literal) and 8: three daily runs."""
+    result = harvested("snowflake_query_history.csv", "snowflake")
+    assert result.modules[f"{LOGS}snowflake_query_history.csv:2"] == {
+        "frequency": "daily",
+        "runs": 3,
+        "first_run": "2024-05-01T08:00:03.120000Z",
+        "last_run": "2024-05-03T08:00:04Z",
+        "query_log": f"{LOGS}snowflake_query_history.csv:2",
+    }
+    assert result.modules[f"{LOGS}snowflake_query_history.csv:10"]["frequency"] == "once"
+
+
+def test_bigquery_jobs_default_dataset_and_project():
+    result = harvested("bigquery_jobs.jsonl", "bigquery")
+    assert table_edges(result.graph) == {
+        "acme-prod.sales.orders -> acme-prod.sales.orders_daily @1",  # the default dataset's
+        "acme-prod.crm.customers -> acme-prod.reporting.top_customers @3",  # no default dataset: the project's
+    }
+    assert column_edges(result.graph) == {
+        "acme-prod.sales.orders.created_at -> acme-prod.sales.orders_daily.day PROJECTION/TRANSFORMATION",
+        "acme-prod.sales.orders.amount -> acme-prod.sales.orders_daily.total PROJECTION/AGGREGATION",
+        "acme-prod.sales.orders.created_at -> acme-prod.sales.orders_daily PREDICATE/GROUP_BY",
+        "acme-prod.crm.customers.customer_id -> acme-prod.reporting.top_customers.customer_id PROJECTION/IDENTITY",
+        "acme-prod.crm.customers.name -> acme-prod.reporting.top_customers.name PROJECTION/IDENTITY",
+        "acme-prod.crm.customers.tier -> acme-prod.reporting.top_customers PREDICATE/FILTER",
+    }
+    found, _ = counts("bigquery_jobs.jsonl", "bigquery")
+    # the LOAD job is no query; the job with an error_result and the RUNNING one failed; line 7 is cut short
+    assert (found.rows, found.failed, found.bad, found.distinct) == (5, 2, 1, 2)
+    assert result.modules[f"{LOGS}bigquery_jobs.jsonl:1"]["runs"] == 2
+
+
+def test_bigquery_as_bq_writes_json_an_array(tmp_path):
+    lines = (REPO / LOGS / "bigquery_jobs.jsonl").read_text().splitlines()[:5]
+    array = tmp_path / "jobs.json"
+    array.write_text("[" + ",\n".join(lines) + "]\n")
+    result = harvest(query_logs=[str(array)], log_format="bigquery")
+    assert {edge.split(" @")[0] for edge in table_edges(result.graph)} == {
+        "acme-prod.sales.orders -> acme-prod.sales.orders_daily",
+        "acme-prod.crm.customers -> acme-prod.reporting.top_customers",
+    }
+    assert sorted(t.line for t in result.graph.provenance.values()) == [1, 3]
+
+
+def test_redshift_stl_query_aborted_skipped_escapes_read_database_per_row():
+    result = harvested("redshift_stl_query.csv", "redshift")
+    assert table_edges(result.graph) == {
+        "dev.public.sales -> dev.public.sales_summary @2",
+        "analytics.public.users -> analytics.public.daily_users @5",  # `\n` in querytxt is a newline
+    }
+    assert "analytics.public.users.likesports -> analytics.public.daily_users PREDICATE/FILTER" in column_edges(
+        result.graph
+    )
+    found, _ = counts("redshift_stl_query.csv", "redshift")
+    assert (found.rows, found.failed, found.bad, found.distinct) == (4, 1, 0, 2)  # rows 2 and 3: padding aside, one
+
+
+def test_redshift_sys_query_history_only_successes():
+    result = harvested("redshift_sys_query_history.csv", "redshift")
+    assert table_edges(result.graph) == {"dev.public.sales -> dev.public.sales_summary @2"}
+    assert column_edges(result.graph) == {
+        "dev.public.sales.region -> dev.public.sales_summary.region PROJECTION/IDENTITY",
+        "dev.public.sales.price -> dev.public.sales_summary.revenue PROJECTION/AGGREGATION",
+        "dev.public.sales.region -> dev.public.sales_summary PREDICATE/GROUP_BY",
+    }
+    found, _ = counts("redshift_sys_query_history.csv", "redshift")
+    assert (found.rows, found.failed) == (3, 2)  # canceled, and running
+
+
+def test_redshift_query_text_in_pieces_is_joined():
+    result = harvested("redshift_stl_querytext.csv", "redshift")
+    assert table_edges(result.graph) == {"dev.public.sales -> dev.mart.region_revenue @2"}
+    assert "dev.public.sales.price -> dev.mart.region_revenue.revenue PROJECTION/AGGREGATION" in column_edges(
+        result.graph
+    )
+
+
+def test_postgres_csvlog_statements_plans_and_errors():
+    result = harvested("postgres_csvlog.csv", "postgres")
+    assert table_edges(result.graph) == {
+        "shop.public.orders -> shop.public.order_totals @1",  # log_statement; its run of row 5 too
+        "shop.public.orders -> shop.reporting.big_orders @6",  # auto_explain's Query Text
+        "warehouse.public.customers -> warehouse.stage.customers_copy @11",  # another database
+    }
+    assert column_edges(result.graph) == {
+        "shop.public.orders.id -> shop.public.order_totals.order_id PROJECTION/IDENTITY",
+        "shop.public.orders.qty -> shop.public.order_totals.total PROJECTION/TRANSFORMATION",
+        "shop.public.orders.price -> shop.public.order_totals.total PROJECTION/TRANSFORMATION",
+        "shop.public.orders.status -> shop.public.order_totals PREDICATE/FILTER",
+        "shop.public.orders.id -> shop.reporting.big_orders.id PROJECTION/IDENTITY",
+        "shop.public.orders.customer_id -> shop.reporting.big_orders.customer_id PROJECTION/IDENTITY",
+        "shop.public.orders.qty -> shop.reporting.big_orders PREDICATE/FILTER",
+        "warehouse.public.customers.id -> warehouse.stage.customers_copy.id PROJECTION/IDENTITY",
+    }
+    found, _ = counts("postgres_csvlog.csv", "postgres")
+    assert (found.rows, found.failed, found.bad, found.distinct) == (5, 1, 1, 3)  # row 3 failed at row 4
+    assert [str(issue) for issue in result.issues] == [
+        f"{LOGS}postgres_csvlog.csv:12: error: a csvlog row of 14 fields, fewer than 22"
+    ]
+
+
+def test_generic_jsonl_defaults_per_row_and_its_dialect():
+    result = harvested("generic.jsonl", "jsonl", dialect="hive")
+    assert table_edges(result.graph) == {
+        "stg.sales -> dwh.fact_sales @1",  # the same statement under two default schemas: two statements
+        "ods.sales -> dwh.fact_sales @3",
+        "hive_prod.dwh.fact_sales -> hive_prod.mart.sales_by_day @4",  # a default database: three-part names
+    }
+    assert {issue.line for issue in result.issues} == {6, 7, 8}
+    found, _ = counts("generic.jsonl", "jsonl", "hive")
+    assert (found.rows, found.failed, found.bad, found.distinct) == (5, 1, 3, 3)
+    assert result.modules[f"{LOGS}generic.jsonl:1"]["frequency"] == "hourly"
+
+
+def test_a_query_log_beside_sql_files_and_through_the_pool_gives_the_same_graph():
+    one = harvested("snowflake_query_history.csv", "snowflake", jobs=1)
+    plan = plan_harvest((), HarvestOptions())
+    add_query_logs(plan, [LOGS + "snowflake_query_history.csv"], "snowflake", HarvestOptions())
+    assert harvest_plan(plan, jobs=2).graph == one.graph
+
+
+def test_cli_harvest_of_a_log_stores_runs_and_reports_bad_rows(tmp_path):
+    store = tmp_path / "graph.lin"
+    command = ["harvest", "--query-log", LOGS + "snowflake_query_history.csv", "--log-format", "snowflake"]
+    outcome = CliRunner().invoke(cli, [*command, "--store", str(store)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "read 7 query log rows: 1 failed queries and 1 bad rows skipped, 4 distinct statements" in outcome.stdout
+    assert "harvested 0 files, 1 log chunks, 4 statements (3 with lineage" in outcome.stdout
+    assert f"{LOGS}snowflake_query_history.csv:12: error: a row of 15 fields" in outcome.stderr
+    modules = open_store(store).meta["modules"]
+    assert modules[f"{LOGS}snowflake_query_history.csv:2"]["runs"] == 3
+    strict = CliRunner().invoke(cli, [*command, "--store", str(store), "--strict", "-q"])
+    assert strict.exit_code == 1  # a bad row is an error
+
+
+def test_cli_reads_a_log_from_standard_input(tmp_path):
+    text = (REPO / LOGS / "generic.jsonl").read_text().splitlines()[0] + "\n"
+    command = ["harvest", "--query-log", "-", "--log-format", "jsonl", "--store", str(tmp_path / "g.lin"), "-q"]
+    outcome = CliRunner().invoke(cli, command, input=text)
+    assert outcome.exit_code == 0, outcome.output
+    assert "read 1 query log rows" in outcome.stdout
+    walked = CliRunner().invoke(cli, ["up", "dwh.fact_sales", "--store", str(tmp_path / "g.lin"), "--format", "json"])
+    assert '"source": "stg.sales"' in walked.stdout
+    assert open_store(tmp_path / "g.lin").find("stdin:1") is not None  # the statement, named after its row
+
+
+def test_cli_a_log_with_no_completed_query_harvests_nothing(tmp_path):
+    log = tmp_path / "failed.jsonl"
+    log.write_text(json.dumps({"sql": "INSERT INTO a SELECT * FROM b", "status": "failed"}) + "\n")
+    command = ["harvest", "--query-log", str(log), "--log-format", "jsonl", "--store", str(tmp_path / "g.lin")]
+    outcome = CliRunner().invoke(cli, command)
+    assert outcome.exit_code == 2
+    assert "no query that completed in" in outcome.output
+    usage = CliRunner().invoke(cli, ["harvest", "--query-log", str(log), "--store", str(tmp_path / "g.lin")])
+    assert usage.exit_code == 2 and "--query-log and --log-format go together" in usage.output
