@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.commands.options import LOG_FORMATS
+from lineage_cli.errors import InputError
 from lineage_cli.harvest.batch import harvest, harvest_plan
 from lineage_cli.harvest.inputs.plan import HarvestOptions, plan_harvest
 from lineage_cli.harvest.inputs.querylog.collect import FORMATS, add_query_logs
@@ -245,3 +246,12 @@ def test_cli_a_log_with_no_completed_query_harvests_nothing(tmp_path):
     assert "no query that completed in" in outcome.output
     usage = CliRunner().invoke(cli, ["harvest", "--query-log", str(log), "--store", str(tmp_path / "g.lin")])
     assert usage.exit_code == 2 and "--query-log and --log-format go together" in usage.output
+
+
+def test_the_public_api_harvests_a_log_and_refuses_an_unknown_format():
+    import lineage_cli
+
+    result = lineage_cli.harvest(query_logs=[REPO / LOGS / "redshift_sys_query_history.csv"], log_format="redshift")
+    assert result.lineage_statements == 1
+    with pytest.raises(InputError, match="unknown query log format 'oracle'"):
+        lineage_cli.harvest(query_logs=[REPO / LOGS / "generic.jsonl"], log_format="oracle")

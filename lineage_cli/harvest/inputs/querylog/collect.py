@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from types import ModuleType
 
+from lineage_cli.errors import InputError
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, Unit
 from lineage_cli.harvest.inputs.querylog import bigquery, jsonl, postgres, redshift, snowflake
 from lineage_cli.harvest.inputs.querylog.fingerprint import fingerprint
@@ -49,7 +50,8 @@ class LogCounts:
 
 def log_dialect(log_format: str, dialect: str | None) -> str | None:
     """The dialect of a log's SQL: its warehouse's, or ``--dialect`` for the generic JSON lines."""
-    return FORMATS[log_format].DIALECT or dialect
+    reader = FORMATS.get(log_format)
+    return (reader.DIALECT if reader is not None else None) or dialect
 
 
 def add_query_logs(
@@ -61,6 +63,8 @@ def add_query_logs(
 ) -> LogCounts:
     """Read the logs at ``paths`` (``-``: standard input) into ``plan``: its units, the runs of each distinct
     query, the issues of bad rows and of logs that cannot be read."""
+    if log_format not in FORMATS:
+        raise InputError(f"unknown query log format {log_format!r}: {', '.join(FORMATS)}")
     reader = FORMATS[log_format]
     options = replace(options, dialect=log_dialect(log_format, options.dialect))
     profile = load_profile(options.dialect)
