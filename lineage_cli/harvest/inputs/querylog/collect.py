@@ -97,6 +97,8 @@ def _read(
 ) -> None:
     chunk: list[LogQuery] = []
     bad_before = counts.bad
+    if on_read is not None:
+        on_read(log.display, 0, counts.rows)  # the log's name, before its first rows are counted
     for item in reader.rows(log):
         if isinstance(item, Issue):
             counts.bad += 1
