@@ -345,12 +345,18 @@ def _analyze_queries(task: _Task) -> FileOutcome:
         options = replace(unit.options, default_schema=schema, default_database=query.database)
         outcome = analyze_file(_Task(Unit(unit.display, options, text=query.sql), task.ddl_only))
         merged.statements += outcome.statements
-        merged.issues += [issue._replace(line=query.line, col=None) for issue in outcome.issues]
+        merged.issues += [_at_row(issue, query.line) for issue in outcome.issues]
         merged.lineage += [replace(statement, line=query.line) for statement in outcome.lineage]
         merged.defaults.update(outcome.defaults)
         if outcome.learned is not None and merged.learned is not None:
             merged.learned.absorb(outcome.learned)
     return merged
+
+
+def _at_row(issue: Issue, row: int) -> Issue:
+    """An issue of a logged query at its log row, saying where in the query it is when that is not its start."""
+    inside = f" (line {issue.line} of the query)" if issue.line > 1 else ""
+    return issue._replace(line=row, col=None, message=issue.message + inside)
 
 
 def _record(statement: StatementLineage) -> StatementRecord:

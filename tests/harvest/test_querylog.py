@@ -255,3 +255,25 @@ def test_the_public_api_harvests_a_log_and_refuses_an_unknown_format():
     assert result.lineage_statements == 1
     with pytest.raises(InputError, match="unknown query log format 'oracle'"):
         lineage_cli.harvest(query_logs=[REPO / LOGS / "generic.jsonl"], log_format="oracle")
+
+
+def test_ddl_in_a_log_is_learned_under_its_rows_defaults_and_issues_point_at_the_row(tmp_path):
+    rows = [
+        {"sql": "CREATE TABLE orders (id INT, amount INT)", "default_database": "shop", "default_schema": "sales"},
+        {
+            "sql": "INSERT INTO sales.orders_copy\nSELECT * FROM orders",
+            "default_database": "shop",
+            "default_schema": "sales",
+        },
+        {"sql": "INSERT INTO x SELECT a\nFROM y WHERE", "default_schema": "s"},
+    ]
+    log = tmp_path / "ddl.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = harvest(query_logs=[str(log)], log_format="jsonl", dialect="ansi")
+    assert {edge for edge in column_edges(result.graph) if "orders_copy" in edge} == {
+        "shop.sales.orders.id -> shop.sales.orders_copy.id PROJECTION/IDENTITY",
+        "shop.sales.orders.amount -> shop.sales.orders_copy.amount PROJECTION/IDENTITY",
+    }
+    errors = [issue for issue in result.issues if issue.level == "error"]
+    assert [(issue.line, issue.col) for issue in errors] == [(3, None)]
+    assert errors[0].message.endswith("(line 2 of the query)")

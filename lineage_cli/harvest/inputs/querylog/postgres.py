@@ -42,7 +42,7 @@ _BEFORE = re.compile(r"(?:statement|execute [^:]*): (?P<sql>.*)", re.DOTALL)
 _AFTER = re.compile(
     r"duration: [\d.]+ ms\s+(?:(?:statement|execute [^:]*): (?P<sql>.*)|plan:\s*(?P<plan>.*))", re.DOTALL
 )
-_PLAN_NODE = re.compile(r"^\s*(?:->|\S.*\((?:cost|actual)[ =])", re.MULTILINE)
+_PLAN_NODE = re.compile(r"^\s*(?:->|\S.*\((?:cost|actual time)=[\d.]+\.\.)", re.MULTILINE)  # `(cost=0.00..1.01`
 
 
 def rows(log: LogFile) -> Iterator[LogRow | Issue]:
@@ -92,10 +92,10 @@ def _outcome(line: int, record: Record, waiting: dict[str, LogRow]) -> Iterator[
 
 def _query_text(plan: str) -> str | None:
     """The statement auto_explain logged with its plan: the JSON form's ``Query Text``, or the text form's
-    ``Query Text:`` line and the lines after it up to the plan's first node.
+    ``Query Text:`` line and the lines after it up to the plan's first node (a line with its cost or actual time).
 
-    >>> _query_text("Query Text: SELECT a\\n  FROM t\\nSeq Scan on t  (cost=0.00..1.01 rows=1 width=4)")
-    'SELECT a\\n  FROM t'
+    >>> _query_text("Query Text: SELECT a\\n  FROM t WHERE (cost = 1)\\nSeq Scan on t  (cost=0.00..1.01 rows=1)")
+    'SELECT a\\n  FROM t WHERE (cost = 1)'
     """
     if plan.lstrip().startswith("{"):
         try:
