@@ -29,7 +29,7 @@ from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.assemble import Harvest, StoredGraph
 from lineage_cli.harvest.batch import FileOutcome, harvest_plan, usable_cpus
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, pairs, plan_harvest
-from lineage_cli.harvest.inputs.querylog.collect import LogCounts, log_dialect
+from lineage_cli.harvest.inputs.querylog.collect import LogCounts, add_query_logs, log_dialect
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.templates.placeholders import VarsError, read_vars_file
 from lineage_cli.model import Issue
@@ -210,13 +210,11 @@ def _load_dbt(path: str | None, dialect: str | None, root: str | None, encoding:
 
 def _read_logs(plan: Plan, paths: tuple[str, ...], log_format: str, options: HarvestOptions, quiet: bool) -> LogCounts:
     """The query logs' distinct queries into ``plan``, with a bar of the bytes read (rows, for standard input)."""
-    from lineage_cli.harvest.inputs.querylog.collect import add_query_logs
-
     if quiet:
         return add_query_logs(plan, paths, log_format, options)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    sizes = {path: os.path.getsize(path) for path in paths if path != "-"}
+    sizes = {path: _size(path) for path in paths if path != "-"}
     columns = (
         TextColumn("read {task.fields[log]}"),
         BarColumn(),
@@ -232,6 +230,14 @@ def _read_logs(plan: Plan, paths: tuple[str, ...], log_format: str, options: Har
             progress.update(task, completed=sum(done.values()), log=log, rows=rows)
 
         return add_query_logs(plan, paths, log_format, options, advance)
+
+
+def _size(path: str) -> int:
+    """A log's size for the progress bar; 0 when it is gone (reading it then says why)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
