@@ -277,3 +277,15 @@ def test_ddl_in_a_log_is_learned_under_its_rows_defaults_and_issues_point_at_the
     errors = [issue for issue in result.issues if issue.level == "error"]
     assert [(issue.line, issue.col) for issue in errors] == [(3, None)]
     assert errors[0].message.endswith("(line 2 of the query)")
+
+
+def test_a_querys_runs_draw_its_edges_as_a_manifests_frequency_does(tmp_path):
+    store = tmp_path / "graph.lin"
+    command = ["harvest", "--query-log", LOGS + "snowflake_query_history.csv", "--log-format", "snowflake", "-q"]
+    assert CliRunner().invoke(cli, [*command, "--store", str(store)]).exit_code == 0
+    down = ["down", "analytics.raw.orders", "--show-transformations", "--format", "dot", "--store", str(store)]
+    dot = CliRunner().invoke(cli, down).stdout
+    daily = f'"analytics.raw.orders" -> "{LOGS}snowflake_query_history.csv:2" [style="dashed"]'  # three daily runs
+    once = f'"analytics.staging.orders_clean" -> "{LOGS}snowflake_query_history.csv:10";'  # one run: solid
+    assert daily in dot and once in dot
+    assert '[label="daily", style="dashed"]' in dot and '[label="once"]' in dot  # the legend
