@@ -116,14 +116,14 @@ def run_harvest(
         profile = load_profile(dialect or next((name for name in sources if name), None))
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
-        logs = (
-            _read_logs(plan, query_logs, log_format, options, quiet or not console.is_terminal) if log_format else None
-        )
+        cpus = usable_cpus()
+        readers = min(jobs or cpus, cpus)
+        progress = not (quiet or not console.is_terminal)
+        logs = _read_logs(plan, query_logs, log_format, options, readers, progress) if log_format else None
         if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
             _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry
             _report_error(console, _nothing_found(paths, manifest_file, dbt_path, query_logs))
             return 2  # before the store is written: the last harvest's store stays as it is
-        cpus = usable_cpus()
         if jobs is not None and jobs > cpus and not quiet:
             note = f"note: --jobs {jobs} capped at {cpus}, the CPUs this process may use"
             console.print(note, markup=False, soft_wrap=True)
@@ -208,10 +208,13 @@ def _load_dbt(path: str | None, dialect: str | None, root: str | None, encoding:
     return load_dbt(path, dialect, root=root, encoding=encoding)
 
 
-def _read_logs(plan: Plan, paths: tuple[str, ...], log_format: str, options: HarvestOptions, quiet: bool) -> LogCounts:
-    """The query logs' distinct queries into ``plan``, with a bar of the bytes read (rows, for standard input)."""
-    if quiet:
-        return add_query_logs(plan, paths, log_format, options)
+def _read_logs(
+    plan: Plan, paths: tuple[str, ...], log_format: str, options: HarvestOptions, jobs: int, progress: bool
+) -> LogCounts:
+    """The query logs' distinct queries into ``plan`` (``jobs`` processes read a log that can be read in
+    stretches), with a bar of the bytes read (rows, for standard input)."""
+    if not progress:
+        return add_query_logs(plan, paths, log_format, options, jobs=jobs)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     sizes = {path: _size(path) for path in paths if path != "-"}
@@ -229,7 +232,7 @@ def _read_logs(plan: Plan, paths: tuple[str, ...], log_format: str, options: Har
             done[log] = position
             progress.update(task, completed=sum(done.values()), log=log, rows=rows)
 
-        return add_query_logs(plan, paths, log_format, options, advance)
+        return add_query_logs(plan, paths, log_format, options, advance, jobs)
 
 
 def _size(path: str) -> int:

@@ -96,7 +96,7 @@ def harvest(
     if log_format is not None:
         from lineage_cli.harvest.inputs.querylog.collect import add_query_logs
 
-        add_query_logs(plan, query_logs, log_format, options)
+        add_query_logs(plan, query_logs, log_format, options, jobs=min(jobs, usable_cpus()))
     return harvest_plan(plan, jobs=jobs, cache_dir=cache_dir, on_file=on_file)
 
 

@@ -14,8 +14,9 @@ from lineage_cli.commands.options import LOG_FORMATS
 from lineage_cli.errors import InputError
 from lineage_cli.harvest.batch import harvest, harvest_plan
 from lineage_cli.harvest.inputs.plan import HarvestOptions, plan_harvest
+from lineage_cli.harvest.inputs.querylog import collect
 from lineage_cli.harvest.inputs.querylog.collect import FORMATS, add_query_logs
-from lineage_cli.model import EdgeType, Graph, Subtype
+from lineage_cli.model import EdgeType, Graph, Provenance, Subtype
 from lineage_cli.store.reader import open_store
 from tests.conftest import REPO
 
@@ -289,3 +290,36 @@ def test_a_querys_runs_draw_its_edges_as_a_manifests_frequency_does(tmp_path):
     once = f'"analytics.staging.orders_clean" -> "{LOGS}snowflake_query_history.csv:10";'  # one run: solid
     assert daily in dot and once in dot
     assert '[label="daily", style="dashed"]' in dot and '[label="once"]' in dot  # the legend
+
+
+def test_a_json_lines_log_read_in_stretches_by_two_processes_is_read_as_one_reader_reads_it(tmp_path, monkeypatch):
+    """Stretches of whole lines: their statements merged in the log's order, lines, runs and bad rows as one."""
+    lines = (REPO / LOGS / "generic.jsonl").read_text().splitlines()
+    log = tmp_path / "big.jsonl"
+    log.write_text("\n".join(lines * 40) + "\n")
+    options = HarvestOptions("hive")
+
+    def read(jobs: int):
+        plan = plan_harvest((), options)
+        return add_query_logs(plan, [str(log)], "jsonl", options, jobs=jobs), plan
+
+    alone, one = read(1)
+    monkeypatch.setattr(collect, "STRETCH", 1000)  # ~20 stretches of the 20 KB log
+    together, two = read(2)
+    assert together == alone
+    assert (alone.rows, alone.failed, alone.bad, alone.distinct) == (200, 40, 120, 3)
+    assert two.units == one.units and two.issues == one.issues and two.runs == one.runs
+    assert [issue.line for issue in two.issues][:4] == [6, 7, 8, 14]  # lines of the whole log
+    assert two.runs[Provenance(str(log), 1)].count == 80
+
+
+def test_a_query_longer_than_csvs_default_field_limit_is_read_and_the_limit_left_as_it_was(tmp_path):
+    import csv
+
+    columns = ", ".join(f"s.c{i}" for i in range(12_000))  # 100,000 characters and more
+    log = tmp_path / "long.csv"
+    log.write_text(f'QUERY_TEXT,DATABASE_NAME,SCHEMA_NAME\n"INSERT INTO t SELECT {columns} FROM s",DB,SC\n')
+    before = csv.field_size_limit()
+    result = harvest(query_logs=[str(log)], log_format="snowflake", columns=False)
+    assert table_edges(result.graph) == {"db.sc.s -> db.sc.t @2"}
+    assert csv.field_size_limit() == before

@@ -15,21 +15,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 
-from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, records, text
+from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, records, text
 from lineage_cli.model import Issue
 
 DIALECT = "bigquery"
 
 
 def rows(log: LogFile) -> Iterator[LogRow | Issue]:
-    for item in records(log):
-        if isinstance(item, Issue):
-            yield item
-        elif (row := _row(log.display, *item)) is not None:
-            yield row
+    return each_row(records(log), log.display, row)
 
 
-def _row(display: str, line: int, record: Record) -> LogRow | Issue | None:
+def row(display: str, line: int, record: Record) -> LogRow | Issue | None:
     if (text(record, "job_type") or "QUERY").upper() != "QUERY" or text(record, "parent_job_id") is not None:
         return None
     sql = text(record, "query")

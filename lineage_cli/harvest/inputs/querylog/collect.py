@@ -6,19 +6,26 @@ What stays in memory is one entry per distinct statement (its 16-byte fingerprin
 distinct statements' text, which their analysis needs: never the log's rows.  A bad row is an error at its
 line; past the first ``REPORTED_BAD_ROWS`` of a log they are counted, and one more issue says how many more
 there were.
+
+A log of a format read one row at a time (its module has ``row``: snowflake, bigquery, jsonl) exported as JSON
+lines is read by several processes at once, each a stretch of whole lines of at least ``STRETCH`` bytes; their
+distinct statements are merged in the order of the log, so the result is the one a single reader gives.
+Formats whose rows depend on the rows before them (Postgres' sessions, Redshift's text in pieces) and CSV
+(whose quoted fields may hold line breaks) are read by one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 
 from lineage_cli.errors import InputError
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, Unit
 from lineage_cli.harvest.inputs.querylog import bigquery, jsonl, postgres, redshift, snowflake
 from lineage_cli.harvest.inputs.querylog.fingerprint import fingerprint
-from lineage_cli.harvest.inputs.querylog.rows import LogFile
+from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, each_row, json_lines
 from lineage_cli.harvest.inputs.querylog.runs import LogQuery, QueryRuns, parse_time
 from lineage_cli.model import Issue, Provenance
 from lineage_cli.profiles import DialectProfile, load_profile
@@ -33,6 +40,8 @@ FORMATS: dict[str, ModuleType] = {
 CHUNK = 64  # distinct queries a unit: enough to pay for sending it to a worker, few enough to share out
 REPORTED_BAD_ROWS = 1000
 PROGRESS_ROWS = 20_000  # how often the reader says how far it is
+STRETCH = 32 * 1024 * 1024  # the least a worker reads of a log read in parallel
+_BLOCK = 1 << 20
 
 ReadProgress = Callable[[str, int, int], None]  # (log, bytes read, rows read)
 
@@ -48,6 +57,19 @@ class LogCounts:
     units: int = 0
 
 
+@dataclass(slots=True)
+class _Part:
+    """What a log, or a stretch of it, held: its distinct statements in the order of their first rows, their
+    runs, the first issues of its bad rows, its counts, and (a stretch) how many lines it is."""
+
+    queries: dict[bytes, tuple[LogQuery, QueryRuns]] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+    rows: int = 0
+    failed: int = 0
+    bad: int = 0
+    lines: int = 0
+
+
 def log_dialect(log_format: str, dialect: str | None) -> str | None:
     """The dialect of a log's SQL: its warehouse's, or ``--dialect`` for the generic JSON lines."""
     reader = FORMATS.get(log_format)
@@ -60,80 +82,182 @@ def add_query_logs(
     log_format: str,
     options: HarvestOptions,
     on_read: ReadProgress | None = None,
+    jobs: int = 1,
 ) -> LogCounts:
     """Read the logs at ``paths`` (``-``: standard input) into ``plan``: its units, the runs of each distinct
-    query, the issues of bad rows and of logs that cannot be read."""
+    query, the issues of bad rows and of logs that cannot be read.  ``jobs`` processes read a log that can be
+    read in stretches."""
     if log_format not in FORMATS:
         raise InputError(f"unknown query log format {log_format!r}: {', '.join(FORMATS)}")
-    reader = FORMATS[log_format]
     options = replace(options, dialect=log_dialect(log_format, options.dialect))
-    profile = load_profile(options.dialect)
-    counts, seen = LogCounts(), {}
+    merged = _Merged(plan, options, load_profile(options.dialect))
     for path in paths:
         try:
-            log = LogFile(path)
-        except OSError as error:
+            parts = _parts(path, log_format, merged.profile, jobs, on_read, merged.counts.rows)
+            merged.add(path if path != "-" else "stdin", parts)
+        except OSError as error:  # cannot be opened, or a read that fails half-way (a disk error, a vanished file)
             plan.issues.append(Issue(path, 0, f"cannot read query log: {error.strerror or error}"))
-            continue
-        try:
-            _read(plan, log, reader, profile, options, counts, seen, on_read)
-        except OSError as error:  # a read that fails half-way (a disk error, a file removed on a network share)
-            plan.issues.append(Issue(log.display, 0, f"cannot read query log: {error.strerror or error}"))
-        finally:
-            log.close()
-    counts.distinct = len(seen)
-    return counts
+    merged.finish()
+    return merged.counts
 
 
-def _read(
-    plan: Plan,
-    log: LogFile,
-    reader: ModuleType,
-    profile: DialectProfile,
-    options: HarvestOptions,
-    counts: LogCounts,
-    seen: dict[bytes, QueryRuns],
-    on_read: ReadProgress | None,
-) -> None:
-    chunk: list[LogQuery] = []
-    bad_before = counts.bad
-    if on_read is not None:
-        on_read(log.display, 0, counts.rows)  # the log's name, before its first rows are counted
-    for item in reader.rows(log):
+def _parts(
+    path: str, log_format: str, profile: DialectProfile, jobs: int, on_read: ReadProgress | None, before: int
+) -> Iterator[_Part]:
+    """The parts of one log, in its order: the whole log, or its stretches read by ``jobs`` processes."""
+    reader = FORMATS[log_format]
+    size = os.path.getsize(path) if path != "-" and jobs > 1 and hasattr(reader, "row") else 0
+    if size >= 2 * STRETCH and _starts_with(path, b"{"):
+        yield from _stretches(path, log_format, profile.name, jobs, size, on_read, before)
+        return
+    log = LogFile(path)
+    try:
+        if on_read is not None:
+            on_read(log.display, 0, before)  # the log's name, before its first rows are counted
+
+        def progress(rows: int) -> None:
+            if on_read is not None:
+                on_read(log.display, log.position, before + rows)
+
+        part = _collect(reader.rows(log), profile, progress)
+        progress(part.rows)
+    finally:
+        log.close()
+    yield part
+
+
+def _collect(items: Iterable[LogRow | Issue], profile: DialectProfile, progress: Callable[[int], None]) -> _Part:
+    part = _Part()
+    for item in items:
         if isinstance(item, Issue):
-            counts.bad += 1
-            if counts.bad - bad_before <= REPORTED_BAD_ROWS:
-                plan.issues.append(item)
+            part.bad += 1
+            if part.bad <= REPORTED_BAD_ROWS:
+                part.issues.append(item)
             continue
-        counts.rows += 1
-        if on_read is not None and counts.rows % PROGRESS_ROWS == 0:
-            on_read(log.display, log.position, counts.rows)
+        part.rows += 1
+        if part.rows % PROGRESS_ROWS == 0:
+            progress(part.rows)
         if item.failed:
-            counts.failed += 1
+            part.failed += 1
             continue
         database, schema = _folded(profile, item.database), _folded(profile, item.schema)
         key = fingerprint(item.sql, database, schema)
-        runs = seen.get(key)
-        if runs is None:
-            runs = seen[key] = QueryRuns()
-            plan.runs[Provenance(log.display, item.line)] = runs
-            chunk.append(LogQuery(item.sql, item.line, database, schema))
-            if len(chunk) == CHUNK:
-                _add_unit(plan, log.display, options, chunk, counts)
-                chunk = []
-        runs.add(parse_time(item.time))
-    if chunk:
-        _add_unit(plan, log.display, options, chunk, counts)
-    unreported = counts.bad - bad_before - REPORTED_BAD_ROWS
-    if unreported > 0:
-        plan.issues.append(Issue(log.display, 0, f"{unreported} more bad rows, not reported one by one"))
-    if on_read is not None:
-        on_read(log.display, log.position, counts.rows)
+        entry = part.queries.get(key)
+        if entry is None:
+            entry = part.queries[key] = (LogQuery(item.sql, item.line, database, schema), QueryRuns())
+        entry[1].add(parse_time(item.time))
+    return part
 
 
-def _add_unit(plan: Plan, display: str, options: HarvestOptions, chunk: list[LogQuery], counts: LogCounts) -> None:
-    plan.units.append(Unit(display, options, queries=tuple(chunk)))
-    counts.units += 1
+class _Merged:
+    """The parts of every log merged into the plan: a statement is the first part's that holds it."""
+
+    def __init__(self, plan: Plan, options: HarvestOptions, profile: DialectProfile) -> None:
+        self.plan, self.options, self.profile = plan, options, profile
+        self.counts = LogCounts()
+        self.seen: dict[bytes, QueryRuns] = {}
+
+    def add(self, display: str, parts: Iterator[_Part]) -> None:
+        chunk: list[LogQuery] = []
+        offset, bad = 0, 0  # lines before the part, bad rows of the log before it
+        try:
+            for part in parts:
+                for key, (query, runs) in part.queries.items():
+                    known = self.seen.get(key)
+                    if known is not None:
+                        known.absorb(runs)
+                        continue
+                    query = replace(query, line=query.line + offset) if offset else query
+                    self.seen[key] = self.plan.runs[Provenance(display, query.line)] = runs
+                    chunk.append(query)
+                    if len(chunk) == CHUNK:
+                        self._add_unit(display, chunk)
+                        chunk = []
+                reported = part.issues[: max(0, REPORTED_BAD_ROWS - bad)]
+                self.plan.issues += [issue._replace(line=issue.line + offset) for issue in reported]
+                bad += part.bad
+                offset += part.lines
+                self.counts.rows += part.rows
+                self.counts.failed += part.failed
+                self.counts.bad += part.bad
+        finally:
+            if chunk:
+                self._add_unit(display, chunk)
+            if bad > REPORTED_BAD_ROWS:
+                message = f"{bad - REPORTED_BAD_ROWS} more bad rows, not reported one by one"
+                self.plan.issues.append(Issue(display, 0, message))
+
+    def _add_unit(self, display: str, chunk: list[LogQuery]) -> None:
+        self.plan.units.append(Unit(display, self.options, queries=tuple(chunk)))
+        self.counts.units += 1
+
+    def finish(self) -> None:
+        self.counts.distinct = len(self.seen)
+
+
+def _stretches(
+    path: str, log_format: str, dialect: str, jobs: int, size: int, on_read: ReadProgress | None, before: int
+) -> Iterator[_Part]:
+    """The parts of a JSON lines log read in stretches of whole lines by ``jobs`` processes, in order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    bounds = _line_bounds(path, size, max(jobs * 2, size // STRETCH))
+    tasks = [(path, log_format, dialect, start, end) for start, end in zip(bounds, bounds[1:], strict=False)]
+    rows = before
+    with ProcessPoolExecutor(min(jobs, len(tasks))) as pool:
+        for (_, _, _, _, end), part in zip(tasks, pool.map(_read_stretch, tasks), strict=True):
+            rows += part.rows
+            if on_read is not None:
+                on_read(path, end, rows)
+            yield part
+
+
+def _read_stretch(task: tuple[str, str, str, int, int]) -> _Part:
+    """One stretch of a JSON lines log, read in a worker process: its lines numbered from 1."""
+    path, log_format, dialect, start, end = task
+    log = LogFile(path, start, end)
+    try:
+        rows = each_row(json_lines(log), log.display, FORMATS[log_format].row)
+        part = _collect(rows, load_profile(dialect), _unreported)
+    finally:
+        log.close()
+    part.lines = _newlines(path, start, end)
+    return part
+
+
+def _unreported(rows: int) -> None:
+    """A worker's progress: its part says how many rows it read when it is done."""
+
+
+def _line_bounds(path: str, size: int, pieces: int) -> list[int]:
+    """Where ``pieces`` stretches of about equal size start, each at the start of a line, and the end."""
+    bounds = [0]
+    with open(path, "rb") as file:
+        for piece in range(1, pieces):
+            file.seek(max(bounds[-1], size * piece // pieces))
+            file.readline()  # to the end of the line this lands in
+            if file.tell() < size and file.tell() > bounds[-1]:
+                bounds.append(file.tell())
+    return [*bounds, size]
+
+
+def _newlines(path: str, start: int, end: int) -> int:
+    count = 0
+    with open(path, "rb") as file:
+        file.seek(start)
+        while start < end:
+            block = file.read(min(_BLOCK, end - start))
+            if not block:
+                break
+            count += block.count(b"\n")
+            start += len(block)
+    return count
+
+
+def _starts_with(path: str, character: bytes) -> bool:
+    """Whether the file's first byte that is not white space (or a byte-order mark) is ``character``."""
+    with open(path, "rb") as file:
+        return file.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == character
 
 
 def _folded(profile: DialectProfile, name: str | None) -> str | None:

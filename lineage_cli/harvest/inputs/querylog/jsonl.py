@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, json_array, json_lines, text
+from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, json_array, json_lines, text
 from lineage_cli.model import Issue
 
 DIALECT = None  # --dialect's
@@ -16,12 +16,10 @@ _COMPLETED = frozenset({"success", "succeeded", "ok", "done"})
 
 
 def rows(log: LogFile) -> Iterator[LogRow | Issue]:
-    items = json_array(log) if log.first_character() == "[" else json_lines(log)
-    for item in items:
-        yield item if isinstance(item, Issue) else _row(log.display, *item)
+    return each_row(json_array(log) if log.first_character() == "[" else json_lines(log), log.display, row)
 
 
-def _row(display: str, line: int, record: Record) -> LogRow | Issue:
+def row(display: str, line: int, record: Record) -> LogRow | Issue:
     sql = text(record, "sql")
     if sql is None:
         return Issue(display, line, 'no "sql" in this row')

@@ -14,7 +14,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -24,7 +24,8 @@ Record = Mapping[str, Any]  # a row: lower-cased column name -> value (text from
 Records = Iterator[tuple[int, Record] | Issue]
 
 # Query texts are long (Snowflake keeps 100,000 characters, BigQuery a megabyte): csv's default field limit
-# of 131,072 characters would turn the longest into errors.
+# of 131,072 characters would turn the longest into errors.  The limit is the csv module's, for the whole
+# process: it is raised for each row read, and put back before the row is handed on.
 _FIELD_LIMIT = 16 * 1024 * 1024
 _JSON_READ = 1 << 16
 
@@ -42,14 +43,20 @@ class LogRow:
     failed: bool = False  # the query did not complete: counted, not harvested
 
 
+RowReader = Callable[[str, int, Record], LogRow | Issue | None]  # a format's reading of one row (None: no query)
+
+
 class LogFile:
     """An exported log opened for reading: a file, or ``-`` for standard input, as UTF-8 text (an invalid byte
-    reads as U+FFFD rather than failing the log).  ``position`` is how far into it the reading is, in bytes."""
+    reads as U+FFFD rather than failing the log); or the stretch of a file from byte ``start`` to ``end``, whole
+    lines, that one worker reads.  ``position`` is how far into it the reading is, in bytes."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, start: int = 0, end: int | None = None) -> None:
         self.display, self._stdin = ("stdin", True) if path == "-" else (path, False)
         # closed by ``close``: a log is read as a stream of rows, across many calls
         binary = sys.stdin.buffer if self._stdin else open(path, "rb")  # noqa: SIM115
+        if end is not None:
+            binary = _Stretch(binary, start, end)
         self._binary: io.BufferedReader = binary if hasattr(binary, "peek") else io.BufferedReader(binary)  # type: ignore[arg-type]
         self.text: IO[str] = io.TextIOWrapper(self._binary, encoding="utf-8", errors="replace", newline="")
 
@@ -72,6 +79,39 @@ class LogFile:
             self.text.close()
 
 
+class _Stretch(io.RawIOBase):
+    """The bytes of a file from ``start`` up to ``end``."""
+
+    def __init__(self, file: IO[bytes], start: int, end: int) -> None:
+        self._file, self._end = file, end
+        file.seek(start)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        wanted = min(len(buffer), self._end - self._file.tell())
+        data = self._file.read(wanted) if wanted > 0 else b""
+        buffer[: len(data)] = data
+        return len(data)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def each_row(items: Records, display: str, row: RowReader) -> Iterator[LogRow | Issue]:
+    """The runs a format reads one row at a time (``row``), and the issues of rows that cannot be read."""
+    for item in items:
+        if isinstance(item, Issue):
+            yield item
+        elif (found := row(display, *item)) is not None:
+            yield found
+
+
 def records(log: LogFile, columns: Sequence[str] | None = None) -> Records:
     """The log's rows: JSON when it starts with ``{`` or ``[``, else CSV, whose first row names the columns
     unless ``columns`` does (a csvlog has no header)."""
@@ -84,12 +124,12 @@ def records(log: LogFile, columns: Sequence[str] | None = None) -> Records:
 
 
 def csv_rows(log: LogFile, columns: Sequence[str] | None = None) -> Records:
-    csv.field_size_limit(_FIELD_LIMIT)
     reader = csv.reader(log.text, strict=True)
     names = [name.strip().lower() for name in columns] if columns is not None else None
     end = 0
     while True:
         start = end + 1
+        limit = csv.field_size_limit(_FIELD_LIMIT)
         try:
             row = next(reader)
         except StopIteration:
@@ -98,6 +138,8 @@ def csv_rows(log: LogFile, columns: Sequence[str] | None = None) -> Records:
             end = reader.line_num
             yield Issue(log.display, start, f"malformed CSV row: {error}")
             continue
+        finally:
+            csv.field_size_limit(limit)
         end = reader.line_num
         if not row:
             continue  # a blank line

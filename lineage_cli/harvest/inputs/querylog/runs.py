@@ -58,6 +58,14 @@ class QueryRuns:
             self.first = when if self.first is None else min(self.first, when)
             self.last = when if self.last is None else max(self.last, when)
 
+    def absorb(self, other: QueryRuns) -> None:
+        """Count ``other``'s runs too: those of the same statement in another stretch of the log."""
+        self.count += other.count
+        for when in (other.first, other.last):
+            if when is not None:
+                self.first = when if self.first is None else min(self.first, when)
+                self.last = when if self.last is None else max(self.last, when)
+
     def facts(self, where: Provenance) -> dict[str, object]:
         """What the store keeps for the query's statements: ``frequency`` (a name the emitters draw) and
         ``runs``, ``first_run``, ``last_run``, ``query_log`` (its first row)."""

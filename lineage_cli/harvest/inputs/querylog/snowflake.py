@@ -12,18 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, records, text
+from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, records, text
 from lineage_cli.model import Issue
 
 DIALECT = "snowflake"
 
 
 def rows(log: LogFile) -> Iterator[LogRow | Issue]:
-    for item in records(log):
-        yield item if isinstance(item, Issue) else _row(log.display, *item)
+    return each_row(records(log), log.display, row)
 
 
-def _row(display: str, line: int, record: Record) -> LogRow | Issue:
+def row(display: str, line: int, record: Record) -> LogRow | Issue:
     sql = text(record, "query_text")
     if sql is None:
         return Issue(display, line, "no QUERY_TEXT in this row")
