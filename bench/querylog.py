@@ -21,6 +21,8 @@ from pathlib import Path
 
 from processes import GEN, OUT, bench_parser, timed_process  # bench/ is the script's folder, so on sys.path
 
+from lineage_cli.harvest.batch import usable_cpus
+
 _STATEMENT_END = re.compile(r";\s*\n")
 _FILTER_LITERAL = re.compile(r"'\d{4}-\d{2}-\d{2}'")
 _START = 1_700_000_000  # the first row's time: rows are an hour apart
@@ -84,6 +86,19 @@ def fingerprint_rates(log: Path, sample: int) -> tuple[float, float]:
     return sample / tokens, sample / parsed
 
 
+def harvest_log(log: Path, jobs: int) -> tuple[float, float | None, str]:
+    """Wall seconds, peak RSS (MB) and summary of ``lineage harvest`` of the log with ``jobs`` processes."""
+    store = OUT / "querylog-bench" / "graph.lin"
+    shutil.rmtree(store.parent, ignore_errors=True)
+    command = [sys.executable, "-m", "lineage_cli", "harvest", "--query-log", str(log), "--log-format", "jsonl"]
+    command += ["--dialect", "hive", "--store", str(store), "--no-cache", "-q", "-j", str(jobs)]
+    seconds, peak, done = timed_process(command)
+    shutil.rmtree(store.parent, ignore_errors=True)
+    if done.returncode != 0:
+        sys.exit(f"query-log harvest failed ({done.returncode}): {done.stderr[-2000:]}")
+    return seconds, peak, done.stdout
+
+
 def main() -> None:
     parser = bench_parser(__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows in the generated log")
@@ -91,23 +106,17 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=2000, help="rows the fingerprint candidates are timed on")
     args = parser.parse_args()
     log, distinct = generate_log(args.rows, args.tables)
-    store = OUT / "querylog-bench" / "graph.lin"
-    shutil.rmtree(store.parent, ignore_errors=True)
-    command = [sys.executable, "-m", "lineage_cli", "harvest", "--query-log", str(log), "--log-format", "jsonl"]
-    command += ["--dialect", "hive", "--store", str(store), "--no-cache", "-q"]
-    seconds, peak, done = timed_process(command)
-    if done.returncode != 0:
-        sys.exit(f"query-log harvest failed ({done.returncode}): {done.stderr[-2000:]}")
     size = log.stat().st_size / 1e6
     print(f"query log: {args.rows:,} rows ({size:,.0f} MB), {distinct:,} statements of a {args.tables}-table warehouse")
-    rate = f"{args.rows / seconds:,.0f} rows/s"
-    print(f"  lineage harvest --query-log: {seconds:.1f} s, {rate}, peak RSS {peak or 0:,.0f} MB (the largest process)")
-    for line in done.stdout.splitlines():
+    for jobs in sorted({1, usable_cpus()}):
+        seconds, peak, summary = harvest_log(log, jobs)
+        rate = f"{seconds:.1f} s, {args.rows / seconds:,.0f} rows/s"
+        print(f"  lineage harvest --query-log -j {jobs}: {rate}, peak RSS {peak or 0:,.0f} MB (the largest process)")
+    for line in summary.splitlines():
         print(f"    {line}")
     tokens, parsed = fingerprint_rates(log, args.sample)
     ratio = f"{tokens / parsed:.0f}x"
     print(f"  fingerprint: tokens {tokens:,.0f} rows/s, sqlglot's normalized SQL {parsed:,.0f} rows/s ({ratio})")
-    shutil.rmtree(store.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
