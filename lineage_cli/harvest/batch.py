@@ -1,8 +1,9 @@
 """Harvest many units of SQL: in a process pool, with a cache of each unit's analysis, in three phases.
 
 The units come from ``plan.py``: SQL files under PATHs, a flow manifest's entries, a dbt
-project's models.  sqlglot is bound to one core by the GIL, so units are analysed in worker
-processes.  Column lineage needs table schemas that other files may declare, so the work runs
+project's models, and chunks of a query log's distinct queries (``inputs/querylog/``), each query
+analysed with its own row's database and schema.  sqlglot is bound to one core by the GIL, so units
+are analysed in worker processes.  Column lineage needs table schemas that other files may declare, so the work runs
 in phases whose results do not depend on the number of workers:
 
 0. every unit that holds ``CREATE TABLE`` DDL is scanned for it (the DDL layer);

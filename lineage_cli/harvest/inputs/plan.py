@@ -1,4 +1,5 @@
-"""What a harvest reads: SQL files under PATHs, a flow manifest's entries, a dbt project's models.
+"""What a harvest reads: SQL files under PATHs, a flow manifest's entries, a dbt project's models (and the
+chunks of a query log, which ``inputs/querylog/collect.py`` adds to a plan).
 
 A ``Unit`` is one SQL text (a file read by a worker, or inline SQL: a manifest's ``sql``, a dbt
 model) with the ``HarvestOptions`` that shape its result: dialect, variables, defaults, dbt

@@ -116,7 +116,7 @@ class Context:
         if mark:
             return mark + name.removeprefix(mark)
         schema = self.fold(table.args.get("db")) or self.default_schema
-        catalog = self.fold(table.args.get("catalog")) or self.default_database
+        catalog = self.fold(table.args.get("catalog")) or (self.default_database if schema else None)
         return ".".join(part for part in (catalog, schema, name) if part)
 
 
