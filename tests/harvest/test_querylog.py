@@ -323,3 +323,14 @@ def test_a_query_longer_than_csvs_default_field_limit_is_read_and_the_limit_left
     result = harvest(query_logs=[str(log)], log_format="snowflake", columns=False)
     assert table_edges(result.graph) == {"db.sc.s -> db.sc.t @2"}
     assert csv.field_size_limit() == before
+
+
+def test_a_csv_whose_header_names_no_query_text_is_one_error_not_one_per_row(tmp_path):
+    log = tmp_path / "wrong.csv"
+    log.write_text("query_id,start_time\n1,2024-05-01\n2,2024-05-02\n")
+    plan = plan_harvest((), HarvestOptions())
+    found = add_query_logs(plan, [str(log)], "redshift", HarvestOptions())
+    assert [str(issue) for issue in plan.issues] == [
+        f"{log}:1: error: the header names no QUERYTXT or QUERY_TEXT or TEXT column: no row holds a query"
+    ]
+    assert (found.rows, found.bad) == (0, 1)

@@ -22,7 +22,7 @@ DIALECT = "bigquery"
 
 
 def rows(log: LogFile) -> Iterator[LogRow | Issue]:
-    return each_row(records(log), log.display, row)
+    return each_row(records(log, ("query",)), log.display, row)
 
 
 def row(display: str, line: int, record: Record) -> LogRow | Issue | None:

@@ -28,7 +28,7 @@ _ESCAPE = re.compile(r"\\([n\\])")
 def rows(log: LogFile) -> Iterator[LogRow | Issue]:
     pieces: list[tuple[int, str]] = []  # the text pieces of the query being joined: (sequence, text)
     first: tuple[int, Record] | None = None
-    for item in records(log):
+    for item in records(log, ("querytxt", "query_text", "text")):
         if isinstance(item, Issue):
             yield item
             continue

@@ -112,18 +112,20 @@ def each_row(items: Records, display: str, row: RowReader) -> Iterator[LogRow | 
             yield found
 
 
-def records(log: LogFile, columns: Sequence[str] | None = None) -> Records:
-    """The log's rows: JSON when it starts with ``{`` or ``[``, else CSV, whose first row names the columns
-    unless ``columns`` does (a csvlog has no header)."""
+def records(log: LogFile, texts: Sequence[str]) -> Records:
+    """The log's rows: JSON when it starts with ``{`` or ``[``, else CSV, whose first row names the columns,
+    one of ``texts`` (the columns a query's text may be in) among them."""
     first = log.first_character()
     if first == "{":
         return json_lines(log)
     if first == "[":
         return json_array(log)
-    return csv_rows(log, columns)
+    return csv_rows(log, texts=texts)
 
 
-def csv_rows(log: LogFile, columns: Sequence[str] | None = None) -> Records:
+def csv_rows(log: LogFile, columns: Sequence[str] | None = None, texts: Sequence[str] = ()) -> Records:
+    """The rows of a CSV log: named by ``columns``, else by its header, which must name one of ``texts``
+    (else that is the one issue, at line 1: a header that names no query text is no export of this kind)."""
     reader = csv.reader(log.text, strict=True)
     names = [name.strip().lower() for name in columns] if columns is not None else None
     end = 0
@@ -145,6 +147,10 @@ def csv_rows(log: LogFile, columns: Sequence[str] | None = None) -> Records:
             continue  # a blank line
         if names is None:
             names = [name.strip().lstrip("\ufeff").lower() for name in row]
+            if texts and not set(texts) & set(names):
+                wanted = " or ".join(name.upper() for name in texts)
+                yield Issue(log.display, start, f"the header names no {wanted} column: no row holds a query")
+                return
             continue
         if len(row) > len(names):
             yield Issue(log.display, start, f"a row of {len(row)} fields, the header names {len(names)}")

@@ -19,7 +19,7 @@ DIALECT = "snowflake"
 
 
 def rows(log: LogFile) -> Iterator[LogRow | Issue]:
-    return each_row(records(log), log.display, row)
+    return each_row(records(log, ("query_text",)), log.display, row)
 
 
 def row(display: str, line: int, record: Record) -> LogRow | Issue:
