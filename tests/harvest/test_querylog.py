@@ -99,6 +99,7 @@ def test_identical_statements_run_again_become_the_frequency_of_their_edges():
         "runs": 3,
         "first_run": "2024-05-01T08:00:03.120000Z",
         "last_run": "2024-05-03T08:00:04Z",
+        "users": ["ETL_USER"],
         "query_log": f"{LOGS}snowflake_query_history.csv:2",
     }
     assert result.modules[f"{LOGS}snowflake_query_history.csv:10"]["frequency"] == "once"
@@ -204,6 +205,7 @@ def test_generic_jsonl_defaults_per_row_and_its_dialect():
     found, _ = counts("generic.jsonl", "jsonl", "hive")
     assert (found.rows, found.failed, found.bad, found.distinct) == (5, 1, 3, 3)
     assert result.modules[f"{LOGS}generic.jsonl:1"]["frequency"] == "hourly"
+    assert result.modules[f"{LOGS}generic.jsonl:4"]["users"] == ["oozie"]
 
 
 def test_a_query_log_beside_sql_files_and_through_the_pool_gives_the_same_graph():
@@ -334,3 +336,15 @@ def test_a_csv_whose_header_names_no_query_text_is_one_error_not_one_per_row(tmp
         f"{log}:1: error: the header names no QUERYTXT or QUERY_TEXT or TEXT column: no row holds a query"
     ]
     assert (found.rows, found.bad) == (0, 1)
+
+
+def test_a_querys_users_are_its_first_five_and_a_sql_that_is_no_text_is_a_bad_row(tmp_path):
+    rows = [{"sql": "INSERT INTO a SELECT x FROM b", "user": f"u{i % 7}", "time": i} for i in range(20)]
+    log = tmp_path / "users.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in [*rows, {"sql": 5}]))
+    plan = plan_harvest((), HarvestOptions())
+    found = add_query_logs(plan, [str(log)], "jsonl", HarvestOptions(), jobs=1)
+    (runs,) = plan.runs.values()
+    assert (runs.count, runs.users, runs.first, runs.last) == (20, ["u0", "u1", "u2", "u3", "u4"], 0.0, 19.0)
+    assert [str(issue) for issue in plan.issues] == [f'{log}:21: error: no "sql" in this row']
+    assert found.bad == 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 
-from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, records, text
+from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, records, sql_text, text
 from lineage_cli.model import Issue
 
 DIALECT = "bigquery"
@@ -28,7 +28,7 @@ def rows(log: LogFile) -> Iterator[LogRow | Issue]:
 def row(display: str, line: int, record: Record) -> LogRow | Issue | None:
     if (text(record, "job_type") or "QUERY").upper() != "QUERY" or text(record, "parent_job_id") is not None:
         return None
-    sql = text(record, "query")
+    sql = sql_text(record, "query")
     if sql is None:
         return Issue(display, line, "no query in this row")
     project, dataset = _default_dataset(record.get("default_dataset"))

@@ -145,7 +145,7 @@ def _collect(items: Iterable[LogRow | Issue], profile: DialectProfile, progress:
         entry = part.queries.get(key)
         if entry is None:
             entry = part.queries[key] = (LogQuery(item.sql, item.line, database, schema), QueryRuns())
-        entry[1].add(parse_time(item.time))
+        entry[1].add(parse_time(item.time), item.user)
     return part
 
 

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, json_array, json_lines, text
+from lineage_cli.harvest.inputs.querylog.rows import (
+    LogFile,
+    LogRow,
+    Record,
+    each_row,
+    json_array,
+    json_lines,
+    sql_text,
+    text,
+)
 from lineage_cli.model import Issue
 
 DIALECT = None  # --dialect's
@@ -20,7 +29,7 @@ def rows(log: LogFile) -> Iterator[LogRow | Issue]:
 
 
 def row(display: str, line: int, record: Record) -> LogRow | Issue:
-    sql = text(record, "sql")
+    sql = sql_text(record, "sql")
     if sql is None:
         return Issue(display, line, 'no "sql" in this row')
     status = text(record, "status")

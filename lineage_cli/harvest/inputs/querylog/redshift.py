@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, records, text
+from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, records, sql_text, text
 from lineage_cli.model import Issue
 
 DIALECT = "redshift"
@@ -34,7 +34,7 @@ def rows(log: LogFile) -> Iterator[LogRow | Issue]:
             continue
         line, record = item
         if text(record, "sequence") is None:
-            yield _row(log.display, line, record, text(record, "querytxt", "query_text"))
+            yield _row(log.display, line, record, sql_text(record, "querytxt", "query_text"))
             continue
         query = text(record, "query", "query_id")
         if first is not None and text(first[1], "query", "query_id") != query:

@@ -212,6 +212,16 @@ def _skip(buffer: str, at: int, line: int, separators: str) -> tuple[int, int]:
     return at, line
 
 
+def sql_text(record: Record, *names: str) -> str | None:
+    """The first of the named columns that holds a query's text: a string with more than white space (a JSON
+    number or record in its place is no query)."""
+    for name in names:
+        value = record.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
 def text(record: Record, *names: str) -> str | None:
     """The first of the named columns that holds a value, as text (None: none does; JSON null and an empty
     CSV field hold none)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,7 @@ _EVERY = (
 )
 _SPACED_OFFSET = re.compile(r"\s+([+-]\d\d:?\d\d)$")
 _EPOCH_MILLISECONDS = 10**11  # a number above it is an epoch in milliseconds (year 5138 in seconds)
+USERS = 5  # the users of a query that are kept: who runs it, not an audit log
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,32 +47,40 @@ class LogQuery:
 
 @dataclass(slots=True)
 class QueryRuns:
-    """How often one distinct query ran: rows counted, first and last time (epoch seconds, None: not known)."""
+    """How often one distinct query ran: rows counted, first and last time (epoch seconds, None: not known),
+    and the first ``USERS`` users that ran it."""
 
     count: int = 0
     first: float | None = None
     last: float | None = None
+    users: list[str] = field(default_factory=list)
 
-    def add(self, when: float | None) -> None:
+    def add(self, when: float | None, user: str | None = None) -> None:
         self.count += 1
-        if when is not None:
-            self.first = when if self.first is None else min(self.first, when)
-            self.last = when if self.last is None else max(self.last, when)
+        self._at(when)
+        if user is not None and len(self.users) < USERS and user not in self.users:
+            self.users.append(user)
 
     def absorb(self, other: QueryRuns) -> None:
         """Count ``other``'s runs too: those of the same statement in another stretch of the log."""
         self.count += other.count
-        for when in (other.first, other.last):
-            if when is not None:
-                self.first = when if self.first is None else min(self.first, when)
-                self.last = when if self.last is None else max(self.last, when)
+        self._at(other.first)
+        self._at(other.last)
+        self.users += [user for user in other.users if user not in self.users][: USERS - len(self.users)]
+
+    def _at(self, when: float | None) -> None:
+        if when is not None:
+            self.first = when if self.first is None else min(self.first, when)
+            self.last = when if self.last is None else max(self.last, when)
 
     def facts(self, where: Provenance) -> dict[str, object]:
         """What the store keeps for the query's statements: ``frequency`` (a name the emitters draw) and
-        ``runs``, ``first_run``, ``last_run``, ``query_log`` (its first row)."""
+        ``runs``, ``first_run``, ``last_run``, ``users``, ``query_log`` (its first row)."""
         found: dict[str, object] = {"frequency": self.frequency(), "runs": self.count}
         if self.first is not None and self.last is not None:
             found["first_run"], found["last_run"] = _iso(self.first), _iso(self.last)
+        if self.users:
+            found["users"] = list(self.users)
         found["query_log"] = f"{where.file}:{where.line}"
         return found
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, records, text
+from lineage_cli.harvest.inputs.querylog.rows import LogFile, LogRow, Record, each_row, records, sql_text, text
 from lineage_cli.model import Issue
 
 DIALECT = "snowflake"
@@ -23,7 +23,7 @@ def rows(log: LogFile) -> Iterator[LogRow | Issue]:
 
 
 def row(display: str, line: int, record: Record) -> LogRow | Issue:
-    sql = text(record, "query_text")
+    sql = sql_text(record, "query_text")
     if sql is None:
         return Issue(display, line, "no QUERY_TEXT in this row")
     status = (text(record, "execution_status") or "SUCCESS").upper()
