@@ -4,6 +4,7 @@ rows skipped and counted, identical statements once with their runs as ``frequen
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -316,8 +317,6 @@ def test_a_json_lines_log_read_in_stretches_by_two_processes_is_read_as_one_read
 
 
 def test_a_query_longer_than_csvs_default_field_limit_is_read_and_the_limit_left_as_it_was(tmp_path):
-    import csv
-
     columns = ", ".join(f"s.c{i}" for i in range(12_000))  # 100,000 characters and more
     log = tmp_path / "long.csv"
     log.write_text(f'QUERY_TEXT,DATABASE_NAME,SCHEMA_NAME\n"INSERT INTO t SELECT {columns} FROM s",DB,SC\n')
@@ -348,3 +347,45 @@ def test_a_querys_users_are_its_first_five_and_a_sql_that_is_no_text_is_a_bad_ro
     assert (runs.count, runs.users, runs.first, runs.last) == (20, ["u0", "u1", "u2", "u3", "u4"], 0.0, 19.0)
     assert [str(issue) for issue in plan.issues] == [f'{log}:21: error: no "sql" in this row']
     assert found.bad == 1
+
+
+def test_snowflakes_history_as_json_lines_gives_what_its_csv_gives(tmp_path):
+    with (REPO / LOGS / "snowflake_query_history.csv").open(newline="") as source:
+        rows = [row for row in csv.DictReader(source) if None not in row]  # the bad row aside
+    log = tmp_path / "history.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in rows))  # upper-case keys, as Snowflake writes them
+    as_json = harvest(query_logs=[str(log)], log_format="snowflake")
+    as_csv = harvested("snowflake_query_history.csv", "snowflake")
+    assert column_edges(as_json.graph) == column_edges(as_csv.graph)
+    assert {edge.split(" @")[0] for edge in table_edges(as_json.graph)} == {
+        edge.split(" @")[0] for edge in table_edges(as_csv.graph)
+    }
+
+
+def test_postgres_extended_protocol_durations_and_a_run_logged_before_and_after(tmp_path):
+    def row(session: str, line: int, message: str, severity: str = "LOG") -> list[str]:
+        fields = ["2024-05-01 10:00:00 UTC", "etl", "shop", "1", "h", session, str(line), "", "", "", "0", severity]
+        return [*fields, "00000", message, "", "", "", "", "", "", "", "", "psql"]
+
+    rows = [
+        row("s1", 1, "execute <unnamed>: INSERT INTO a (x) SELECT b.x FROM b WHERE b.y = $1"),
+        row(
+            "s1",
+            2,
+            "duration: 3.1 ms  plan:\nQuery Text: INSERT INTO a (x) SELECT b.x FROM b WHERE b.y = $1\n"
+            "Insert on a  (cost=0.00..1.00 rows=1 width=4)",
+        ),  # fmt: skip
+        row("s2", 1, "duration: 10.2 ms  statement: INSERT INTO c (x) SELECT d.x FROM d"),
+        row("s2", 2, "statement: INSERT INTO e (x) SELECT f.x FROM f"),
+        row("s2", 3, 'relation "f" does not exist', "ERROR"),
+    ]
+    log = tmp_path / "postgresql.csv"
+    with log.open("w", newline="") as out:
+        csv.writer(out).writerows(rows)
+    plan = plan_harvest((), HarvestOptions())
+    found = add_query_logs(plan, [str(log)], "postgres", HarvestOptions())
+    assert (found.rows, found.failed, found.distinct) == (3, 1, 2)  # one run of a, one of c; e failed
+    assert [runs.count for runs in plan.runs.values()] == [1, 1]
+    result = harvest(query_logs=[str(log)], log_format="postgres")
+    # the plan's row spans three lines: the next row is on line 5
+    assert table_edges(result.graph) == {"shop.public.b -> shop.public.a @1", "shop.public.d -> shop.public.c @5"}
