@@ -10,6 +10,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+import lineage_cli
 from lineage_cli.cli import cli
 from lineage_cli.commands.options import LOG_FORMATS
 from lineage_cli.errors import InputError
@@ -253,8 +254,6 @@ def test_cli_a_log_with_no_completed_query_harvests_nothing(tmp_path):
 
 
 def test_the_public_api_harvests_a_log_and_refuses_an_unknown_format():
-    import lineage_cli
-
     result = lineage_cli.harvest(query_logs=[REPO / LOGS / "redshift_sys_query_history.csv"], log_format="redshift")
     assert result.lineage_statements == 1
     with pytest.raises(InputError, match="unknown query log format 'oracle'"):
