@@ -79,6 +79,7 @@ def harvest(
     encoding: str | None = None,
     query_logs: Iterable[str | os.PathLike[str]] = (),
     log_format: str | None = None,
+    log_databases: bool = True,
 ) -> Harvest:
     """Harvest SQL into one lineage graph, as ``lineage harvest`` does before it writes the store.
 
@@ -99,6 +100,8 @@ def harvest(
         encoding: The encoding of files without a byte-order mark or ``-- encoding:`` line (UTF-8 by default).
         query_logs: A warehouse's exported query history, as ``--query-log`` (``docs/query-logs.md``).
         log_format: Their format: ``snowflake``, ``bigquery``, ``redshift``, ``postgres`` or ``jsonl``.
+        log_databases: Whether their rows' databases are the first part of table names (``False``:
+            ``--no-log-databases``).
 
     Returns:
         The ``Harvest``: its ``graph`` (nodes and edges), ``issues`` (``errors`` among them), and counts of
@@ -127,6 +130,7 @@ def harvest(
         encoding=encoding,
         query_logs=[os.fspath(log) for log in query_logs],
         log_format=log_format,
+        log_databases=log_databases,
     )
 
 

@@ -184,6 +184,12 @@ def cli() -> None:
     " (STL_QUERY, SYS_QUERY_HISTORY), postgres (csvlog), jsonl (sql, default_database, default_schema, user, time;"
     " its SQL is of --dialect).",
 )
+@click.option(
+    "--no-log-databases",
+    is_flag=True,
+    help="Leave the --query-log rows' databases out of table names, as SQL files' names leave them"
+    " (to meet a harvest of the same warehouse's SQL files).",
+)
 @encoding_option
 @store_option
 @click.option(
@@ -207,6 +213,7 @@ def harvest(
     dbt_path: str | None,
     query_logs: tuple[str, ...],
     log_format: str | None,
+    no_log_databases: bool,
     encoding: str | None,
     store: str,
     jobs: int | None,
@@ -257,6 +264,7 @@ def harvest(
         dbt_path=dbt_path,
         query_logs=query_logs,
         log_format=log_format,
+        log_databases=not no_log_databases,
         jobs=jobs,
         use_cache=not no_cache,
         columns=not tables_only,

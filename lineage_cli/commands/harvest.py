@@ -94,6 +94,7 @@ def run_harvest(
     dbt_path: str | None = None,
     query_logs: tuple[str, ...] = (),
     log_format: str | None = None,
+    log_databases: bool = True,
     jobs: int | None = None,
     use_cache: bool = True,
     columns: bool = True,
@@ -119,7 +120,8 @@ def run_harvest(
         cpus = usable_cpus()
         readers = min(jobs or cpus, cpus)
         progress = not (quiet or not console.is_terminal)
-        logs = _read_logs(plan, query_logs, log_format, options, readers, progress) if log_format else None
+        read = (plan, query_logs, log_format, options, readers, log_databases)
+        logs = _read_logs(*read, progress=progress) if log_format else None
         if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
             _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry
             _report_error(console, _nothing_found(paths, manifest_file, dbt_path, query_logs))
@@ -209,12 +211,19 @@ def _load_dbt(path: str | None, dialect: str | None, root: str | None, encoding:
 
 
 def _read_logs(
-    plan: Plan, paths: tuple[str, ...], log_format: str, options: HarvestOptions, jobs: int, progress: bool
+    plan: Plan,
+    paths: tuple[str, ...],
+    log_format: str,
+    options: HarvestOptions,
+    jobs: int,
+    databases: bool,
+    *,
+    progress: bool,
 ) -> LogCounts:
     """The query logs' distinct queries into ``plan`` (``jobs`` processes read a log that can be read in
     stretches), with a bar of the bytes read (rows, for standard input)."""
     if not progress:
-        return add_query_logs(plan, paths, log_format, options, jobs=jobs)
+        return add_query_logs(plan, paths, log_format, options, jobs=jobs, databases=databases)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     sizes = {path: _size(path) for path in paths if path != "-"}
@@ -232,7 +241,7 @@ def _read_logs(
             done[log] = position
             progress.update(task, completed=sum(done.values()), log=log, rows=rows)
 
-        return add_query_logs(plan, paths, log_format, options, advance, jobs)
+        return add_query_logs(plan, paths, log_format, options, advance, jobs, databases)
 
 
 def _size(path: str) -> int:

@@ -86,9 +86,11 @@ def harvest(
     encoding: str | None = None,
     query_logs: Iterable[str] = (),
     log_format: str | None = None,
+    log_databases: bool = True,
 ) -> Harvest:
     """Harvest every SQL file under ``paths``, a flow ``manifest``'s steps, a ``dbt`` project and ``query_logs``
-    (of ``log_format``: ``inputs/querylog/``) into one graph.
+    (of ``log_format``: ``inputs/querylog/``; ``log_databases``: their rows' databases name the tables) into
+    one graph.
 
     ``encoding`` is that of files with no byte-order mark or ``-- encoding:`` line (``sql_text.py``); ``jobs``
     is capped at the CPUs this process may use."""
@@ -97,7 +99,7 @@ def harvest(
     if log_format is not None:
         from lineage_cli.harvest.inputs.querylog.collect import add_query_logs
 
-        add_query_logs(plan, query_logs, log_format, options, jobs=min(jobs, usable_cpus()))
+        add_query_logs(plan, query_logs, log_format, options, jobs=min(jobs, usable_cpus()), databases=log_databases)
     return harvest_plan(plan, jobs=jobs, cache_dir=cache_dir, on_file=on_file)
 
 

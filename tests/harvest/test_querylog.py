@@ -388,3 +388,14 @@ def test_postgres_extended_protocol_durations_and_a_run_logged_before_and_after(
     result = harvest(query_logs=[str(log)], log_format="postgres")
     # the plan's row spans three lines: the next row is on line 5
     assert table_edges(result.graph) == {"shop.public.b -> shop.public.a @1", "shop.public.d -> shop.public.c @5"}
+
+
+def test_no_log_databases_names_tables_as_sql_files_do(tmp_path):
+    store = tmp_path / "graph.lin"
+    command = ["harvest", "--query-log", LOGS + "snowflake_query_history.csv", "--log-format", "snowflake", "-q"]
+    assert CliRunner().invoke(cli, [*command, "--no-log-databases", "--store", str(store)]).exit_code == 0
+    opened = open_store(store)
+    assert opened.find("staging.orders_clean") is not None and opened.find("public.events_copy") is not None
+    assert opened.find("analytics.staging.orders_clean") is None
+    result = harvested("snowflake_query_history.csv", "snowflake", log_databases=False)
+    assert "raw.orders -> staging.orders_clean @2" in table_edges(result.graph)

@@ -57,6 +57,15 @@ class LogCounts:
     units: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """How a harvest reads its logs: what a worker that reads a stretch of one is sent."""
+
+    log_format: str
+    dialect: str
+    databases: bool = True  # the rows' databases name the tables; False: names leave them out, as SQL files'
+
+
 @dataclass(slots=True)
 class _Part:
     """What a log, or a stretch of it, held: its distinct statements in the order of their first rows, their
@@ -83,17 +92,20 @@ def add_query_logs(
     options: HarvestOptions,
     on_read: ReadProgress | None = None,
     jobs: int = 1,
+    databases: bool = True,
 ) -> LogCounts:
     """Read the logs at ``paths`` (``-``: standard input) into ``plan``: its units, the runs of each distinct
     query, the issues of bad rows and of logs that cannot be read.  ``jobs`` processes read a log that can be
-    read in stretches."""
+    read in stretches; without ``databases``, the rows' databases are left out of table names."""
     if log_format not in FORMATS:
         raise InputError(f"unknown query log format {log_format!r}: {', '.join(FORMATS)}")
     options = replace(options, dialect=log_dialect(log_format, options.dialect))
-    merged = _Merged(plan, options, load_profile(options.dialect))
+    profile = load_profile(options.dialect)
+    reading = _Reading(log_format, profile.name, databases)
+    merged = _Merged(plan, options)
     for path in paths:
         try:
-            parts = _parts(path, log_format, merged.profile, jobs, on_read, merged.counts.rows)
+            parts = _parts(path, reading, jobs, on_read, merged.counts.rows)
             merged.add(path if path != "-" else "stdin", parts)
         except OSError as error:  # cannot be opened, or a read that fails half-way (a disk error, a vanished file)
             plan.issues.append(Issue(path, 0, f"cannot read query log: {error.strerror or error}"))
@@ -101,14 +113,12 @@ def add_query_logs(
     return merged.counts
 
 
-def _parts(
-    path: str, log_format: str, profile: DialectProfile, jobs: int, on_read: ReadProgress | None, before: int
-) -> Iterator[_Part]:
+def _parts(path: str, reading: _Reading, jobs: int, on_read: ReadProgress | None, before: int) -> Iterator[_Part]:
     """The parts of one log, in its order: the whole log, or its stretches read by ``jobs`` processes."""
-    reader = FORMATS[log_format]
+    reader = FORMATS[reading.log_format]
     size = os.path.getsize(path) if path != "-" and jobs > 1 and hasattr(reader, "row") else 0
     if size >= 2 * STRETCH and _starts_with(path, b"{"):
-        yield from _stretches(path, log_format, profile.name, jobs, size, on_read, before)
+        yield from _stretches(path, reading, jobs, size, on_read, before)
         return
     log = LogFile(path)
     try:
@@ -119,15 +129,15 @@ def _parts(
             if on_read is not None:
                 on_read(log.display, log.position, before + rows)
 
-        part = _collect(reader.rows(log), profile, progress)
+        part = _collect(reader.rows(log), reading, progress)
         progress(part.rows)
     finally:
         log.close()
     yield part
 
 
-def _collect(items: Iterable[LogRow | Issue], profile: DialectProfile, progress: Callable[[int], None]) -> _Part:
-    part = _Part()
+def _collect(items: Iterable[LogRow | Issue], reading: _Reading, progress: Callable[[int], None]) -> _Part:
+    part, profile = _Part(), load_profile(reading.dialect)
     for item in items:
         if isinstance(item, Issue):
             part.bad += 1
@@ -140,7 +150,8 @@ def _collect(items: Iterable[LogRow | Issue], profile: DialectProfile, progress:
         if item.failed:
             part.failed += 1
             continue
-        database, schema = _folded(profile, item.database), _folded(profile, item.schema)
+        database = _folded(profile, item.database) if reading.databases else None
+        schema = _folded(profile, item.schema)
         key = fingerprint(item.sql, database, schema)
         entry = part.queries.get(key)
         if entry is None:
@@ -152,8 +163,8 @@ def _collect(items: Iterable[LogRow | Issue], profile: DialectProfile, progress:
 class _Merged:
     """The parts of every log merged into the plan: a statement is the first part's that holds it."""
 
-    def __init__(self, plan: Plan, options: HarvestOptions, profile: DialectProfile) -> None:
-        self.plan, self.options, self.profile = plan, options, profile
+    def __init__(self, plan: Plan, options: HarvestOptions) -> None:
+        self.plan, self.options = plan, options
         self.counts = LogCounts()
         self.seen: dict[bytes, QueryRuns] = {}
 
@@ -196,29 +207,29 @@ class _Merged:
 
 
 def _stretches(
-    path: str, log_format: str, dialect: str, jobs: int, size: int, on_read: ReadProgress | None, before: int
+    path: str, reading: _Reading, jobs: int, size: int, on_read: ReadProgress | None, before: int
 ) -> Iterator[_Part]:
     """The parts of a JSON lines log read in stretches of whole lines by ``jobs`` processes, in order."""
     from concurrent.futures import ProcessPoolExecutor
 
     bounds = _line_bounds(path, size, max(jobs * 2, size // STRETCH))
-    tasks = [(path, log_format, dialect, start, end) for start, end in zip(bounds, bounds[1:], strict=False)]
+    tasks = [(reading, path, start, end) for start, end in zip(bounds, bounds[1:], strict=False)]
     rows = before
     with ProcessPoolExecutor(min(jobs, len(tasks))) as pool:
-        for (_, _, _, _, end), part in zip(tasks, pool.map(_read_stretch, tasks), strict=True):
+        for (_, _, _, end), part in zip(tasks, pool.map(_read_stretch, tasks), strict=True):
             rows += part.rows
             if on_read is not None:
                 on_read(path, end, rows)
             yield part
 
 
-def _read_stretch(task: tuple[str, str, str, int, int]) -> _Part:
+def _read_stretch(task: tuple[_Reading, str, int, int]) -> _Part:
     """One stretch of a JSON lines log, read in a worker process: its lines numbered from 1."""
-    path, log_format, dialect, start, end = task
+    reading, path, start, end = task
     log = LogFile(path, start, end)
     try:
-        rows = each_row(json_lines(log), log.display, FORMATS[log_format].row)
-        part = _collect(rows, load_profile(dialect), _unreported)
+        rows = each_row(json_lines(log), log.display, FORMATS[reading.log_format].row)
+        part = _collect(rows, reading, _unreported)
     finally:
         log.close()
     part.lines = _newlines(path, start, end)
