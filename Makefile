@@ -45,13 +45,15 @@ test: install
 # SQLite, networkx and a compiled BFS (bench/graph.py: about 2 minutes on 2 cores once its inputs are
 # cached in bench-out/; `make bench BENCH_ARGS=--small` for a quick run on a 100k-node graph), then a
 # table answer with and without a walkplan on that graph (bench/plans.py), then `lineage serve` answering that
-# graph's deep queries over loopback (bench/serve.py).
+# graph's deep queries over loopback (bench/serve.py), then a harvest of a generated query log of a million
+# rows: rows/s and peak RSS (bench/querylog.py: about a minute; its log is cached in bench-out/).
 bench: install
 	$(BIN)/python bench/harvest.py
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/graph.py $(BENCH_ARGS)
 	$(BIN)/python bench/plans.py $(BENCH_ARGS)
 	$(BIN)/python bench/serve.py $(BENCH_ARGS)
+	$(BIN)/python bench/querylog.py
 
 lint: install
 	$(BIN)/ruff check .

@@ -77,6 +77,9 @@ def harvest(
     jobs: int = 1,
     cache_dir: str | os.PathLike[str] | None = None,
     encoding: str | None = None,
+    query_logs: Iterable[str | os.PathLike[str]] = (),
+    log_format: str | None = None,
+    log_databases: bool = True,
 ) -> Harvest:
     """Harvest SQL into one lineage graph, as ``lineage harvest`` does before it writes the store.
 
@@ -95,13 +98,18 @@ def harvest(
         jobs: Worker processes (capped at the CPUs this process may use).
         cache_dir: A folder for the cache of each file's analysis; none by default.
         encoding: The encoding of files without a byte-order mark or ``-- encoding:`` line (UTF-8 by default).
+        query_logs: A warehouse's exported query history, as ``--query-log`` (``docs/query-logs.md``).
+        log_format: Their format: ``snowflake``, ``bigquery``, ``redshift``, ``postgres`` or ``jsonl``.
+        log_databases: Whether their rows' databases are the first part of table names (``False``:
+            ``--no-log-databases``).
 
     Returns:
         The ``Harvest``: its ``graph`` (nodes and edges), ``issues`` (``errors`` among them), and counts of
         ``files`` and ``statements``.
 
     Raises:
-        InputError: a path, schema, manifest, dbt project or dialect that cannot be used (a ``LineageError``).
+        InputError: a path, schema, manifest, dbt project, dialect or log format that cannot be used (a
+            ``LineageError``).
     """
     from pathlib import Path
 
@@ -120,6 +128,9 @@ def harvest(
         jobs=jobs,
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
         encoding=encoding,
+        query_logs=[os.fspath(log) for log in query_logs],
+        log_format=log_format,
+        log_databases=log_databases,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from lineage_cli import __version__
-from lineage_cli.commands.options import DEFAULT_STORE, FORMATS, GROUP_BYS, LEVELS, RANKDIRS
+from lineage_cli.commands.options import DEFAULT_STORE, FORMATS, GROUP_BYS, LEVELS, LOG_FORMATS, RANKDIRS
 
 # Parameter types are stateless: one instance each, shared by every option (each one made costs a gettext lookup).
 OUTPUT_FILE = click.Path(dir_okay=False)
@@ -170,6 +170,26 @@ def cli() -> None:
     type=EXISTING_PATH,
     help="dbt project (or its target/manifest.json): compiled models, sources and seeds.",
 )
+@click.option(
+    "--query-log",
+    "query_logs",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+    help="A warehouse's exported query history to harvest (repeatable; - reads standard input): see --log-format.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(LOG_FORMATS),
+    help="Format of --query-log: snowflake (QUERY_HISTORY), bigquery (INFORMATION_SCHEMA.JOBS), redshift"
+    " (STL_QUERY, SYS_QUERY_HISTORY), postgres (csvlog), jsonl (sql, default_database, default_schema, user, time;"
+    " its SQL is of --dialect).",
+)
+@click.option(
+    "--no-log-databases",
+    is_flag=True,
+    help="Leave the --query-log rows' databases out of table names, as SQL files' names leave them"
+    " (to meet a harvest of the same warehouse's SQL files).",
+)
 @encoding_option
 @store_option
 @click.option(
@@ -191,6 +211,9 @@ def harvest(
     manifest_file: str | None,
     manifest_root: str | None,
     dbt_path: str | None,
+    query_logs: tuple[str, ...],
+    log_format: str | None,
+    no_log_databases: bool,
     encoding: str | None,
     store: str,
     jobs: int | None,
@@ -211,6 +234,8 @@ def harvest(
     workflow and module of each step, and declared lineage for steps without SQL.
     --dbt adds a dbt project's models, sources and seeds.  Templates are rendered first
     (Jinja, ${hivevar:x}, #x#); a placeholder without a value stays in the table name.
+    --query-log adds what a warehouse ran: each query with its row's database and schema,
+    failed ones skipped, identical statements once with their runs (file:line is the row).
 
     \b
     Example:
@@ -218,11 +243,14 @@ def harvest(
       lineage harvest etl/ --var etl_date=2024-01-31 --default-schema dwh
       lineage harvest --manifest flows/manifest.yaml --vars flows/vars.yaml
       lineage harvest --dbt jaffle_shop/
+      lineage harvest --query-log query_history.csv --log-format snowflake
     """
     from lineage_cli.commands.harvest import run_harvest
 
-    if not (paths or manifest_file or dbt_path):
-        raise click.UsageError("give PATHS, --manifest or --dbt")
+    if not (paths or manifest_file or dbt_path or query_logs):
+        raise click.UsageError("give PATHS, --manifest, --dbt or --query-log")
+    if bool(query_logs) != bool(log_format):
+        raise click.UsageError("--query-log and --log-format go together")
     code = run_harvest(
         paths,
         dialect,
@@ -234,6 +262,9 @@ def harvest(
         manifest_file=manifest_file,
         manifest_root=manifest_root,
         dbt_path=dbt_path,
+        query_logs=query_logs,
+        log_format=log_format,
+        log_databases=not no_log_databases,
         jobs=jobs,
         use_cache=not no_cache,
         columns=not tables_only,

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, generate_warehouse
+from lineage_cli.harvest.inputs.plan import HarvestOptions, plan_harvest
+from lineage_cli.harvest.inputs.querylog.collect import add_query_logs
+from tests.conftest import REPO, generate_warehouse, shared_tool
 
 BENCH = REPO / "bench"
 
@@ -63,3 +65,20 @@ def test_the_server_bench_asks_a_running_server_and_gets_the_command_lines_json(
     assert all(m.in_process is not None for m in measured if m.question.route in ("/api/up", "/api/down"))
     median, rate = serve.at_once(store, asked[2], clients=4, repeat=2)
     assert median > 0 and rate > 0
+
+
+def test_the_query_log_bench_generates_a_log_that_harvests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/querylog.py's log on a small warehouse: its rows, the failed ones, repeats found by fingerprint."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("querylog", None)
+    import querylog  # bench/querylog.py, as `make bench` runs it
+
+    monkeypatch.setattr(querylog, "OUT", tmp_path)
+    monkeypatch.setattr(querylog, "GEN", shared_tool("bench/gen_warehouse.py"))
+    log, rotated = querylog.generate_log(600, 12)
+    plan = plan_harvest((), HarvestOptions("hive"))
+    found = add_query_logs(plan, [str(log)], "jsonl", HarvestOptions("hive"))
+    assert (found.rows, found.failed, found.bad) == (600, 6, 0)
+    assert 0 < found.distinct < rotated < 600  # every statement ran again, on another day, and is found again
+    tokens, parsed = querylog.fingerprint_rates(log, 20)
+    assert tokens > 0 and parsed > 0

@@ -18,6 +18,7 @@ a cache that cannot be written is a warning, and the store is written all the sa
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -28,6 +29,7 @@ from lineage_cli.harvest import quiet_sqlglot
 from lineage_cli.harvest.assemble import Harvest, StoredGraph
 from lineage_cli.harvest.batch import FileOutcome, harvest_plan, usable_cpus
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, pairs, plan_harvest
+from lineage_cli.harvest.inputs.querylog.collect import LogCounts, add_query_logs, log_dialect
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.templates.placeholders import VarsError, read_vars_file
 from lineage_cli.model import Issue
@@ -90,6 +92,9 @@ def run_harvest(
     manifest_file: str | None = None,
     manifest_root: str | None = None,
     dbt_path: str | None = None,
+    query_logs: tuple[str, ...] = (),
+    log_format: str | None = None,
+    log_databases: bool = True,
     jobs: int | None = None,
     use_cache: bool = True,
     columns: bool = True,
@@ -107,14 +112,20 @@ def run_harvest(
         variables, defaults = load_template_values(var_pairs, var_files)
         manifest = _load_manifest(manifest_file, manifest_root)
         dbt = _load_dbt(dbt_path, dialect, manifest_root, encoding)
-        profile = load_profile(dialect or (manifest.dialect if manifest else None) or (dbt.dialect if dbt else None))
+        logged = log_dialect(log_format, dialect) if log_format else None
+        sources = (manifest.dialect if manifest else None, dbt.dialect if dbt else None, logged)
+        profile = load_profile(dialect or next((name for name in sources if name), None))
         options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
         plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
+        cpus = usable_cpus()
+        readers = min(jobs or cpus, cpus)
+        progress = not (quiet or not console.is_terminal)
+        read = (plan, query_logs, log_format, options, readers, log_databases)
+        logs = _read_logs(*read, progress=progress) if log_format else None
         if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
             _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry
-            _report_error(console, _nothing_found(paths, manifest_file, dbt_path))
+            _report_error(console, _nothing_found(paths, manifest_file, dbt_path, query_logs))
             return 2  # before the store is written: the last harvest's store stays as it is
-        cpus = usable_cpus()
         if jobs is not None and jobs > cpus and not quiet:
             note = f"note: --jobs {jobs} capped at {cpus}, the CPUs this process may use"
             console.print(note, markup=False, soft_wrap=True)
@@ -135,7 +146,7 @@ def run_harvest(
         _report_error(console, str(error))
         return error.exit_code
     _report_cache_errors(result, quiet)
-    _summary(result, stored)
+    _summary(result, stored, logs)
     if dbt is None and not quiet and (project := _dbt_project_in(paths)) is not None:
         hint = f"`lineage harvest --dbt {project}` reads its models as the tables they build"
         console.print(f"note: {project} is a dbt project: {hint}", markup=False)
@@ -155,9 +166,11 @@ def _report_error(console: Console, message: str) -> None:
     console.print(Text.assemble(("error:", "red"), f" {message}"), soft_wrap=True)  # one line, however long
 
 
-def _nothing_found(paths: tuple[str, ...], manifest: str | None, dbt: str | None) -> str:
+def _nothing_found(paths: tuple[str, ...], manifest: str | None, dbt: str | None, logs: tuple[str, ...] = ()) -> str:
     """The error of a harvest that found nothing to read, naming where it looked."""
     searched = [f"no *.sql file under {', '.join(paths)}"] if paths else []
+    if logs:
+        searched.append(f"no query that completed in {', '.join(logs)}")
     if manifest is not None:
         searched.append(f"no entry to harvest in {manifest}")
     if dbt is not None:
@@ -195,6 +208,48 @@ def _load_dbt(path: str | None, dialect: str | None, root: str | None, encoding:
     from lineage_cli.harvest.inputs.dbt import load_dbt  # sqlglot: only a harvest of a dbt project pays for it up front
 
     return load_dbt(path, dialect, root=root, encoding=encoding)
+
+
+def _read_logs(
+    plan: Plan,
+    paths: tuple[str, ...],
+    log_format: str,
+    options: HarvestOptions,
+    jobs: int,
+    databases: bool,
+    *,
+    progress: bool,
+) -> LogCounts:
+    """The query logs' distinct queries into ``plan`` (``jobs`` processes read a log that can be read in
+    stretches), with a bar of the bytes read (rows, for standard input)."""
+    if not progress:
+        return add_query_logs(plan, paths, log_format, options, jobs=jobs, databases=databases)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    sizes = {path: _size(path) for path in paths if path != "-"}
+    columns = (
+        TextColumn("read {task.fields[log]}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[rows]} rows"),
+    )
+    with Progress(*columns, transient=True) as progress:
+        task = progress.add_task("read", total=sum(sizes.values()) or None, log="", rows=0)
+        done: dict[str, int] = {}
+
+        def advance(log: str, position: int, rows: int) -> None:
+            done[log] = position
+            progress.update(task, completed=sum(done.values()), log=log, rows=rows)
+
+        return add_query_logs(plan, paths, log_format, options, advance, jobs, databases)
+
+
+def _size(path: str) -> int:
+    """A log's size for the progress bar; 0 when it is gone (reading it then says why)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
@@ -261,14 +316,20 @@ def _up_to_date(path: str, meta: dict[str, object], graph: StoredGraph) -> _Stor
     return _Stored(Path(path), graph.nodes, graph.edges, size, up_to_date=True)
 
 
-def _summary(result: Harvest, stored: _Stored) -> None:
+def _summary(result: Harvest, stored: _Stored, logs: LogCounts | None) -> None:
     rate = result.statements / result.seconds if result.seconds else 0.0
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(result.statement_types.items()))
     if result.approximate_statements:
         kinds += f"; {result.approximate_statements} read approximately"
     cached = f", {result.cache_hits} of {result.files} files from cache" if result.cache_hits else ""
+    files = f"{result.files} files" if logs is None else f"{result.files - logs.units} files, {logs.units} log chunks"
+    if logs is not None:
+        print(
+            f"read {logs.rows} query log rows: {logs.failed} failed queries and {logs.bad} bad rows skipped, "
+            f"{logs.distinct} distinct statements"
+        )
     print(
-        f"harvested {result.files} files, {result.statements} statements "
+        f"harvested {files}, {result.statements} statements "
         f"({result.lineage_statements} with lineage{': ' + kinds if kinds else ''}) "
         f"in {result.seconds:.2f}s ({rate:.0f} statements/s{cached})"
     )

@@ -10,3 +10,4 @@ FORMATS = ("tree", "json", "tgf", "graphml", "dot", "mermaid")
 LEVELS = ("column", "table", "schema", "datamart", "module", "workflow")  # walk/levels.py's, without importing it
 GROUP_BYS = ("schema", "workflow", "datamart")  # the levels walk/levels.py's groups() frames by
 RANKDIRS = ("LR", "TB")
+LOG_FORMATS = ("snowflake", "bigquery", "redshift", "postgres", "jsonl")  # harvest/inputs/querylog/collect.py's

@@ -1,8 +1,9 @@
 """Data volume and update frequency behind an answer's edges, for the graph emitters' line styles.
 
 A flow manifest's ``rows`` and ``frequency`` are stored per module in the store's meta JSON
-(``modules``, keyed by module name).  An edge into or out of a statement takes its module's
-facts (the statement's container), an edge of a module (``--level module``) the module's own.
+(``modules``, keyed by module name), a query log's per statement (keyed by the transformation: its
+runs, ``harvest/inputs/querylog/runs.py``).  An edge into or out of a statement takes its own facts or
+its module's (the statement's container), an edge of a module (``--level module``) the module's own.
 Edges between datasets hide the statement that moved the data, so they carry none.
 """
 
@@ -18,7 +19,11 @@ def volumes(store: Store, result: LineageResult) -> dict[tuple[str, str], Volume
     facts = store.meta.get("modules") or {}
     if not facts:
         return {}
-    modules = {node.name: _module(store, node) for node in result.nodes if node.kind in ("transformation", "module")}
+    modules = {
+        node.name: node.name if node.name in facts else _module(store, node)
+        for node in result.nodes
+        if node.kind in ("transformation", "module")
+    }
     found: dict[tuple[str, str], Volume] = {}
     for edge in result.edges:
         module = modules.get(edge.source) or modules.get(edge.target)

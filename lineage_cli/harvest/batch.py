@@ -1,8 +1,9 @@
 """Harvest many units of SQL: in a process pool, with a cache of each unit's analysis, in three phases.
 
 The units come from ``plan.py``: SQL files under PATHs, a flow manifest's entries, a dbt
-project's models.  sqlglot is bound to one core by the GIL, so units are analysed in worker
-processes.  Column lineage needs table schemas that other files may declare, so the work runs
+project's models, and chunks of a query log's distinct queries (``inputs/querylog/``), each query
+analysed with its own row's database and schema.  sqlglot is bound to one core by the GIL, so units
+are analysed in worker processes.  Column lineage needs table schemas that other files may declare, so the work runs
 in phases whose results do not depend on the number of workers:
 
 0. every unit that holds ``CREATE TABLE`` DDL is scanned for it (the DDL layer);
@@ -24,7 +25,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ from lineage_cli.harvest.assemble import Harvest, add_dataset, add_script, link_
 from lineage_cli.harvest.cache import FileCache, HarvestMemo
 from lineage_cli.harvest.flows import apply_step
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
+from lineage_cli.harvest.inputs.querylog.runs import record_runs
 from lineage_cli.harvest.inputs.sql_text import SqlText, read_sql_file
 from lineage_cli.harvest.outcome import FileOutcome, StatementRecord, WriteRecord
 from lineage_cli.harvest.schema import SchemaCatalog
@@ -82,13 +84,22 @@ def harvest(
     manifest: Manifest | None = None,
     dbt: DbtProject | None = None,
     encoding: str | None = None,
+    query_logs: Iterable[str] = (),
+    log_format: str | None = None,
+    log_databases: bool = True,
 ) -> Harvest:
-    """Harvest every SQL file under ``paths``, a flow ``manifest``'s steps and a ``dbt`` project into one graph.
+    """Harvest every SQL file under ``paths``, a flow ``manifest``'s steps, a ``dbt`` project and ``query_logs``
+    (of ``log_format``: ``inputs/querylog/``; ``log_databases``: their rows' databases name the tables) into
+    one graph.
 
     ``encoding`` is that of files with no byte-order mark or ``-- encoding:`` line (``sql_text.py``); ``jobs``
     is capped at the CPUs this process may use."""
     options = HarvestOptions(dialect, default_schema, pairs(variables), columns, pairs(defaults), encoding=encoding)
     plan = plan_harvest(paths, options, schema=schema, manifest=manifest, dbt=dbt)
+    if log_format is not None:
+        from lineage_cli.harvest.inputs.querylog.collect import add_query_logs
+
+        add_query_logs(plan, query_logs, log_format, options, jobs=min(jobs, usable_cpus()), databases=log_databases)
     return harvest_plan(plan, jobs=jobs, cache_dir=cache_dir, on_file=on_file)
 
 
@@ -134,6 +145,8 @@ def _assemble(plan: Plan, outcomes: list[FileOutcome]) -> Harvest:
             # a statement read approximately is not what a step's declared lineage is checked against: it gives way
             exact = [statement.writes for statement in outcome.lineage if not statement.approximate]
             apply_step(result, unit.step, made, exact)
+        if unit.queries:
+            record_runs(result, made, plan.runs)
     for step in plan.bare_steps:
         apply_step(result, step, [], None)
     for name in plan.datasets:
@@ -253,6 +266,8 @@ def _declares_tables(unit: Unit) -> bool:
 
 def _content(unit: Unit) -> bytes | None:
     """The unit's bytes, None when its file cannot be read (its analysis reports why)."""
+    if unit.queries:
+        return repr(unit.queries).encode()
     if unit.text is not None:
         return unit.text.encode()
     try:
@@ -264,6 +279,8 @@ def _content(unit: Unit) -> bytes | None:
 
 def _text(unit: Unit) -> SqlText:
     """The unit's SQL: inline, or its file's (``sql_text.py``); ``OSError`` when the file cannot be read."""
+    if unit.queries:
+        return SqlText(";\n".join(query.sql for query in unit.queries))
     if unit.text is not None:
         return SqlText(unit.text)
     return read_sql_file(str(unit.path), unit.display, unit.options.encoding)
@@ -283,6 +300,8 @@ def analyze_file(task: _Task) -> FileOutcome:
 
 
 def _analyze_unit(task: _Task) -> FileOutcome:
+    if task.unit.queries:
+        return _analyze_queries(task)
     # The parser's modules are imported by the units that are analysed: a harvest that recalls its result needs none.
     from lineage_cli.harvest.sql.script import analyze_template
 
@@ -309,6 +328,7 @@ def _analyze_unit(task: _Task) -> FileOutcome:
         defaults=dict(options.defaults),
         relations=dict(options.relations),
         macros=options.macros,
+        default_database=options.default_database,
     )
     outcome.statements, outcome.defaults = script.statements, script.defaults
     outcome.issues = [*read.warnings, *script.issues]
@@ -316,6 +336,30 @@ def _analyze_unit(task: _Task) -> FileOutcome:
     if catalog is not None and before is not None:
         outcome.learned = catalog.learned_since(before)
     return outcome
+
+
+def _analyze_queries(task: _Task) -> FileOutcome:
+    """A chunk of a query log: each query analysed as a unit of its own, with its row's database and schema,
+    its statements and issues at its row's line (``FILE:LINE`` names the log row)."""
+    unit = task.unit
+    merged = FileOutcome(unit.display, learned=SchemaCatalog() if unit.options.columns else None)
+    for query in unit.queries:
+        schema = query.schema or unit.options.default_schema
+        options = replace(unit.options, default_schema=schema, default_database=query.database)
+        outcome = analyze_file(_Task(Unit(unit.display, options, text=query.sql), task.ddl_only))
+        merged.statements += outcome.statements
+        merged.issues += [_at_row(issue, query.line) for issue in outcome.issues]
+        merged.lineage += [replace(statement, line=query.line) for statement in outcome.lineage]
+        merged.defaults.update(outcome.defaults)
+        if outcome.learned is not None and merged.learned is not None:
+            merged.learned.absorb(outcome.learned)
+    return merged
+
+
+def _at_row(issue: Issue, row: int) -> Issue:
+    """An issue of a logged query at its log row, saying where in the query it is when that is not its start."""
+    inside = f" (line {issue.line} of the query)" if issue.line > 1 else ""
+    return issue._replace(line=row, col=None, message=issue.message + inside)
 
 
 def _record(statement: StatementLineage) -> StatementRecord:
@@ -336,7 +380,7 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
     from lineage_cli.harvest.templates.placeholders import render
 
     profile = load_profile(file_dialect(sql) or options.dialect)
-    ctx = Context(profile, default_schema=options.default_schema)
+    ctx = Context(profile, default_schema=options.default_schema, default_database=options.default_database)
     catalog = SchemaCatalog()
     # Rendered like the analysis renders it, so a table declared under a placeholder has the same token name.
     variables, relations = dict(options.variables), dict(options.relations)

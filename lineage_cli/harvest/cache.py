@@ -441,7 +441,8 @@ def _memo_key(plan: Plan, digests: Sequence[str]) -> str:
     material = hashlib.sha256()
     schema = plan.schema.fingerprint() if plan.schema is not None else ""
     # The store's format version too: a memo keeps its graph as the arrays the writer takes as they are.
-    facts = (FORMAT_VERSION, __version__, schema, plan.bare_steps, plan.datasets, plan.issues)
+    # A query log's runs too: the same distinct queries run more often give the same graph, other facts.
+    facts = (FORMAT_VERSION, __version__, schema, plan.bare_steps, plan.datasets, plan.issues, plan.runs)
     material.update(repr(facts).encode())
     for unit, digest in zip(plan.units, digests, strict=True):
         material.update(repr((unit.display, unit.path, digest, unit.options.fingerprint(), unit.step)).encode())

@@ -1,4 +1,5 @@
-"""What a harvest reads: SQL files under PATHs, a flow manifest's entries, a dbt project's models.
+"""What a harvest reads: SQL files under PATHs, a flow manifest's entries, a dbt project's models (and the
+chunks of a query log, which ``inputs/querylog/collect.py`` adds to a plan).
 
 A ``Unit`` is one SQL text (a file read by a worker, or inline SQL: a manifest's ``sql``, a dbt
 model) with the ``HarvestOptions`` that shape its result: dialect, variables, defaults, dbt
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 from lineage_cli import __version__
 from lineage_cli.harvest.flows import Step, declared_name
 from lineage_cli.harvest.inputs.files import display_path, sql_files
+from lineage_cli.harvest.inputs.querylog.runs import LogQuery, QueryRuns
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.placeholders import substitute
@@ -47,12 +49,14 @@ class HarvestOptions:
     relations: Pairs = ()  # dbt ref:/source:/this -> relation, for a model's raw SQL
     encoding: str | None = None  # --encoding: of files with no byte-order mark or `-- encoding:` line
     macros: tuple[MacroFile, ...] = ()  # a dbt project's macro files, for a model's raw SQL
+    default_database: str | None = None  # a query log row's database, the first part of the names it leaves out
 
     def fingerprint(self) -> str:
         return repr(
             (
                 self.dialect,
                 self.default_schema,
+                self.default_database,
                 self.variables,
                 self.columns,
                 self.defaults,
@@ -71,6 +75,7 @@ class Unit:
     path: str | None = None  # read by the worker
     text: str | None = None  # inline SQL
     step: Step | None = None
+    queries: tuple[LogQuery, ...] = ()  # a chunk of a query log: each query analysed with its own row's defaults
 
 
 @dataclass(slots=True)
@@ -80,6 +85,7 @@ class Plan:
     datasets: list[str] = field(default_factory=list)  # dbt sources and seeds
     schema: SchemaCatalog | None = None
     issues: list[Issue] = field(default_factory=list)
+    runs: dict[Provenance, QueryRuns] = field(default_factory=dict)  # a query log's query (its first row) -> its runs
 
 
 def pairs(mapping: Mapping[str, str] | None) -> Pairs:

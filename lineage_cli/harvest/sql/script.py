@@ -78,14 +78,16 @@ def analyze_script(
     dialect: str | None = None,
     default_schema: str | None = None,
     catalog: SchemaCatalog | None = None,
+    default_database: str | None = None,
 ) -> ScriptAnalysis:
     """Parse and analyse every statement of ``sql``; problems become issues, never exceptions.
 
     With a ``catalog`` each statement also gets its column edges, and the catalog learns
-    the tables the script creates (DDL, CTAS, views) for the statements after them.
+    the tables the script creates (DDL, CTAS, views) for the statements after them.  A
+    ``default_database`` (a query log row's) is the first part of every table name that leaves it out.
     """
     profile = load_profile(file_dialect(sql) or dialect)
-    ctx = Context(profile, default_schema=default_schema)
+    ctx = Context(profile, default_schema=default_schema, default_database=default_database)
     script = ScriptAnalysis()
     triggers = trigger_scopes(sql, profile)
     for parsed in _parsed_statements(sql, profile):
@@ -220,6 +222,7 @@ def analyze_template(
     defaults: Mapping[str, str] | None = None,
     relations: Mapping[str, str] | None = None,
     macros: tuple[MacroFile, ...] = (),
+    default_database: str | None = None,
 ) -> ScriptAnalysis:
     """``analyze_script`` over a template: rendered first (``templates.render``), then its names,
     lines and messages mapped back to the template.
@@ -234,7 +237,7 @@ def analyze_template(
     """
     profile = load_profile(file_dialect(sql) or dialect)
     rendered = render(sql, variables, relations, macros, profile.placeholder_styles)
-    script = analyze_script(rendered.text, file, dialect, default_schema, catalog)
+    script = analyze_script(rendered.text, file, dialect, default_schema, catalog, default_database)
     _map_back(script, rendered, defaults or {}, profile.fold)
     script.issues[:0] = [Issue(file, line, message, level="warning") for line, message in rendered.warnings]
     return script

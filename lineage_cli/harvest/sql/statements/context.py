@@ -60,6 +60,8 @@ class Context:
 
     profile: DialectProfile
     default_schema: str | None = None
+    # the first part of three-part names the SQL leaves out (a query log row's database); None: names leave it out
+    default_database: str | None = None
     cte_names: set[str] = field(default_factory=set)
     # the statement under analysis and its Table nodes, gathered in the same walk as its CTE names
     statement: exp.Expression | None = None
@@ -114,7 +116,7 @@ class Context:
         if mark:
             return mark + name.removeprefix(mark)
         schema = self.fold(table.args.get("db")) or self.default_schema
-        catalog = self.fold(table.args.get("catalog"))
+        catalog = self.fold(table.args.get("catalog")) or (self.default_database if schema else None)
         return ".".join(part for part in (catalog, schema, name) if part)
 
 
