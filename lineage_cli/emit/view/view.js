@@ -18,7 +18,7 @@
   const params = new URLSearchParams(location.search);
 
   // More drawn nodes than this and the view opens folded (tables, then groups), to unfold on demand.
-  const THRESHOLD = 1500;
+  const THRESHOLD = Number(params.get("threshold")) || 1500;
   const DATASETS = new Set(["table", "view", "parameterized"]);
   const STEPS = new Set(["transformation", "module", "workflow"]);
   const GROUP_KINDS = new Set(["schema", "datamart", "workflow"]);
@@ -140,9 +140,10 @@
   }
 
   function neighbourhood(roots) {
-    const reached = new Set(roots.filter((r) => graph.nodes.has(r)));
+    const starts = roots.filter((r) => graph.nodes.has(r));
+    const reached = new Set(starts);
     for (const [adjacent, end] of [[graph.into, "source"], [graph.out, "target"]]) {
-      const queue = [...reached];
+      const queue = [...starts];
       const seen = new Set(queue);
       while (queue.length) {
         const name = queue.pop();
@@ -175,7 +176,7 @@
     for (const e of graph.edges) {
       if (!scope.has(e.source) || !scope.has(e.target)) continue;
       const s = representative(graph.nodes.get(e.source), cache), t = representative(graph.nodes.get(e.target), cache);
-      if (s === t) continue;
+      if (s === t && e.source !== e.target) continue;  // folded into one node: not a loop of the data
       const key = s.id + "\u0000" + t.id;
       layering.set(key, [s.id, t.id]);
       if (e.type === "predicate" && !state.predicates) continue;
@@ -409,8 +410,11 @@
       const a = place.get(e.source), b = place.get(e.target);
       const x1 = a.x + a.w / 2, x2 = b.x - b.w / 2;
       const bend = Math.max(40, Math.abs(x2 - x1) / 2);
+      const path = e.source === e.target // a table that a statement reads and writes: a loop off its right end
+        ? `M${x1},${a.y - 5}C${x1 + 30},${a.y - 22} ${x1 + 30},${a.y + 22} ${x1 + 1},${a.y + 5}`
+        : `M${x1},${a.y}C${x1 + bend},${a.y} ${x2 - bend},${b.y} ${x2},${b.y}`;
       const { width, dash } = line(e);
-      edgeParts.push(`<path class="e ${esc(e.kind)}" data-i="${i}" d="M${x1},${a.y}C${x1 + bend},${a.y} ${x2 - bend},${b.y} ${x2},${b.y}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ""}></path>`);
+      edgeParts.push(`<path class="e ${esc(e.kind)}" data-i="${i}" d="${path}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ""}></path>`);
     });
     const nodeParts = [];
     for (const [id, n] of view.nodes) {

@@ -1,0 +1,249 @@
+"""``lineage view`` in a real headless Chromium: what the page draws (``window.lineageView.snapshot()``), checked against
+``lineage up`` / ``lineage down`` of the same store, and what clicking, searching and switching do to it.
+
+``LINEAGE_VIEW_SCREENSHOT=1`` writes the README's screenshot (docs/view.png) from the fixture test; otherwise the
+tests leave the tree as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from lineage_cli.cli import cli
+from lineage_cli.emit.view import view_html
+from lineage_cli.store.reader import like_regex
+from lineage_cli.walk.lineage_store import LineageStore
+from tests.conftest import REPO
+from tests.view.conftest import canvas_box, open_view, pixel_variety, snapshot
+
+SCREENSHOT = REPO / "docs" / "view.png"
+
+
+def write_view(tmp_path: Path, store: Path, *arguments: str) -> Path:
+    page = tmp_path / "view.html"
+    outcome = CliRunner().invoke(cli, ["view", *arguments, "--store", str(store), "-o", str(page)])
+    assert outcome.exit_code == 0, outcome.output
+    return page
+
+
+def names_by_way(store_path: Path, name: str) -> tuple[set[str], set[str]]:
+    """The nodes strictly upstream and strictly downstream of ``name`` (a node found both ways in neither)."""
+    store = LineageStore(store_path)
+    up = {n.name for n in store.up(name).nodes} - {name}
+    down = {n.name for n in store.down(name).nodes} - {name}
+    return up - down, down - up
+
+
+def neighbourhood(store_path: Path, name: str) -> set[str]:
+    """Every node of ``lineage up`` and ``lineage down`` of ``name``."""
+    store = LineageStore(store_path)
+    return {n.name for way in (store.up, store.down) for n in way(name).nodes}
+
+
+def drawn(shot: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {node["id"]: node for node in shot["nodes"]}
+
+
+def assert_centred_with_sides(page: Any, shot: dict[str, Any], centre: str, up: set[str], down: set[str]) -> None:
+    """``centre`` in the middle of the drawing area, every drawn upstream node left of it, every downstream one right."""
+    nodes = drawn(shot)
+    box = canvas_box(page)
+    middle = nodes[centre]
+    assert abs(middle["x"] - (box["left"] + box["width"] / 2)) < 1.5
+    assert abs(middle["y"] - (box["top"] + box["height"] / 2)) < 1.5
+    left = {name for name in up if name in nodes}
+    right = {name for name in down if name in nodes}
+    assert left and right
+    assert sorted(n for n in left if nodes[n]["x"] >= middle["x"]) == []
+    assert sorted(n for n in right if nodes[n]["x"] <= middle["x"]) == []
+
+
+def click_node(page: Any, shot: dict[str, Any], name: str) -> None:
+    node = drawn(shot)[name]
+    page.mouse.click(node["x"], node["y"])
+
+
+def wait_for_centre(page: Any, name: str) -> dict[str, Any]:
+    page.wait_for_function("(name) => window.lineageView.roots().join() === name", arg=name)
+    return snapshot(page)
+
+
+# -- the fixture warehouse ------------------------------------------------------------------------------------
+def test_a_table_sits_centred_with_its_upstream_left_and_downstream_right(page, warehouse_store, tmp_path) -> None:
+    shot = open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily"))
+    up, down = names_by_way(warehouse_store, "mart.sales_daily")
+    assert set(drawn(shot)) == neighbourhood(warehouse_store, "mart.sales_daily")  # both answers' tables, folded
+    assert_centred_with_sides(page, shot, "mart.sales_daily", up, down)
+    store = LineageStore(warehouse_store)
+    flows = {(e.source, e.target) for way in (store.up, store.down) for e in way("mart.sales_daily").edges}
+    assert flows <= {(e["source"], e["target"]) for e in shot["edges"]}
+    assert {n["role"] for n in shot["nodes"] if n["id"].startswith("stg.")} == {"source"}
+
+
+def test_a_column_sits_centred_among_column_lineage(page, warehouse_store, tmp_path) -> None:
+    shot = open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily.revenue_usd"))
+    up, down = names_by_way(warehouse_store, "mart.sales_daily.revenue_usd")
+    nodes = drawn(shot)
+    assert up | down <= set(nodes)
+    assert nodes["mart.sales_daily"]["collapsed"] is False  # at column level tables are open, holding their columns
+    assert_centred_with_sides(page, shot, "mart.sales_daily.revenue_usd", up, down)
+
+
+def test_a_table_unfolds_into_its_columns_and_folds_back(page, warehouse_store, tmp_path) -> None:
+    shot = open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily"))
+    assert drawn(shot)["dwh.fct_sales"]["collapsed"] is True
+    columns = {
+        n for n in LineageStore(warehouse_store).names() if n.startswith("dwh.fct_sales.") and n.count(".") == 2
+    }
+    page.locator('[data-toggle="dwh.fct_sales"]').click()
+    opened = drawn(snapshot(page))
+    assert opened["dwh.fct_sales"]["collapsed"] is False
+    assert columns <= set(opened)
+    table_x = opened["dwh.fct_sales"]["x"]
+    assert all(opened[c]["x"] < opened["mart.sales_daily"]["x"] for c in columns if abs(opened[c]["x"] - table_x) < 1)
+    page.locator('[data-toggle="dwh.fct_sales"]').click()
+    assert not columns & set(drawn(snapshot(page)))
+
+
+def test_a_schema_group_folds_its_tables_and_unfolds_them(page, warehouse_store, tmp_path) -> None:
+    open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily"))
+    page.select_option("#level", "schema")
+    shot = drawn(snapshot(page))
+    assert {n["kind"] for n in shot.values()} == {"schema"}
+    assert all(n["collapsed"] for n in shot.values())
+    up, down = names_by_way(warehouse_store, "mart.sales_daily")
+    page.locator('[data-toggle="schema:dwh"]').click()
+    opened = drawn(snapshot(page))
+    assert {n for n in up | down if n.startswith("dwh.")} <= set(opened)
+    assert "schema:dwh" not in opened and "schema:ods" in opened
+
+
+def test_clicking_a_node_makes_it_the_centre(page, warehouse_store, tmp_path) -> None:
+    shot = open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily"))
+    click_node(page, shot, "dwh.fct_sales")
+    shot = wait_for_centre(page, "dwh.fct_sales")
+    up, down = names_by_way(warehouse_store, "dwh.fct_sales")
+    assert_centred_with_sides(page, shot, "dwh.fct_sales", up, down)
+    # re-walked from the embedded answer: fct_sales' own downstream within it, not the siblings of mart.sales_daily
+    assert set(drawn(shot)) <= neighbourhood(warehouse_store, "dwh.fct_sales")
+
+
+def test_search_lists_like_matches_and_picking_one_centres_it(page, warehouse_store, tmp_path) -> None:
+    path = write_view(tmp_path, warehouse_store, "mart.sales_daily")
+    open_view(page, path)
+    page.fill("#search", "dwh.%_sk")
+    page.wait_for_selector("#matches li")
+    listed = page.locator("#matches li").evaluate_all("items => items.map(li => li.dataset.name)")
+    embedded = page.evaluate("JSON.parse(document.getElementById('lineage-data').textContent).nodes.map(n => n.name)")
+    pattern = like_regex("dwh.%_sk")
+    assert sorted(listed) == sorted(n for n in embedded if pattern.fullmatch(n))
+    assert listed
+    page.locator("#matches li").first.click()
+    wait_for_centre(page, listed[0])
+
+
+def test_predicate_edges_are_hidden_until_asked_for(page, warehouse_store, tmp_path) -> None:
+    open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily.revenue_usd"))
+    kinds = {e["kind"] for e in snapshot(page)["edges"]}
+    assert "predicate" not in kinds and "projection" in kinds
+    page.check("#predicates")
+    assert "predicate" in {e["kind"] for e in snapshot(page)["edges"]}
+    page.uncheck("#predicates")
+    assert "predicate" not in {e["kind"] for e in snapshot(page)["edges"]}
+
+
+def test_the_page_is_drawn_and_hover_shows_what_a_node_is(page, warehouse_store, tmp_path) -> None:
+    shot = open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily"))
+    page.locator('[data-toggle="dwh.fct_sales"]').click()
+    page.mouse.move(drawn(shot)["stg.pos_sales"]["x"], drawn(shot)["stg.pos_sales"]["y"])
+    tip = page.locator("#tip")
+    assert "stg.pos_sales" in tip.inner_text() and "source" in tip.inner_text() and "table" in tip.inner_text()
+    png = page.screenshot()
+    variety = pixel_variety(page, png)
+    assert variety["colours"] > 20 and variety["unlike"] > 0.02
+    if os.environ.get("LINEAGE_VIEW_SCREENSHOT"):
+        SCREENSHOT.write_bytes(png)
+
+
+# -- a generated 2,000-table warehouse ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def deep_table(hive_store) -> str:
+    """A table of the generated warehouse with lineage both ways: the first dwh table (by name) with 5 or more
+    tables on either side."""
+    store = LineageStore(hive_store)
+    for name in sorted(n for n in store.names() if n.startswith("dwh.") and n.count(".") == 1):
+        up, down = names_by_way(hive_store, name)
+        if len(up) >= 5 and len(down) >= 5:
+            return name
+    raise AssertionError("the generated warehouse has no dwh table with lineage both ways")
+
+
+def test_a_generated_warehouse_table_sits_centred_and_recentres(page, hive_store, deep_table, tmp_path) -> None:
+    shot = open_view(page, write_view(tmp_path, hive_store, deep_table))
+    up, down = names_by_way(hive_store, deep_table)
+    assert set(drawn(shot)) == neighbourhood(hive_store, deep_table)
+    assert_centred_with_sides(page, shot, deep_table, up, down)
+    box = canvas_box(page)
+    upstream = sorted(n for n in up if box["left"] < drawn(shot)[n]["x"] < box["left"] + box["width"])
+    click_node(page, shot, upstream[0])
+    shot = wait_for_centre(page, upstream[0])
+    assert_centred_with_sides(page, shot, upstream[0], *names_by_way(hive_store, upstream[0]))
+
+
+def test_a_generated_warehouse_opens_folded_beyond_the_threshold(page, hive_store, tmp_path) -> None:
+    path = write_view(tmp_path, hive_store, "mart.%")
+    began = time.perf_counter()
+    shot = open_view(page, path)
+    opened = time.perf_counter() - began
+    assert opened < 10, f"{opened:.1f} s to open"
+    folded = [n for n in shot["nodes"] if n["collapsed"] and n["kind"] == "schema"]
+    assert folded and len(shot["nodes"]) <= 1500
+    page.locator(f'[data-toggle="{folded[0]["id"]}"]').click()
+    members = [n for n in snapshot(page)["nodes"] if n["id"].startswith(folded[0]["name"] + ".")]
+    assert members
+
+
+def layered_document(count: int, reach: int = 8) -> dict[str, Any]:
+    """``count`` tables in ``2 * reach + 1`` columns around one table: each upstream table feeds one of the next
+    column, each downstream table is fed by one of the previous, and every table gets one more edge."""
+    per = (count - 1) // (2 * reach)
+    names = {at: [f"s{at + reach}.t{i}" for i in range(per if at else 1)] for at in range(-reach, reach + 1)}
+    edges = set()
+    for at in range(-reach, reach):
+        here, there = names[at], names[at + 1]
+        if at < 0:
+            edges.update((name, there[(i * 7) % len(there)]) for i, name in enumerate(here))
+        else:
+            edges.update((here[(i * 5) % len(here)], name) for i, name in enumerate(there))
+        edges.update((here[(i * 3 + 1) % len(here)], name) for i, name in enumerate(there))
+    return {
+        "direction": "both",
+        "roots": names[0],
+        "nodes": [
+            {"name": name, "kind": "table", "depth": abs(at), "groups": {"schema": name.split(".")[0]}}
+            for at, column in names.items()
+            for name in column
+        ],
+        "edges": [{"source": s, "target": t, "type": "flow"} for s, t in sorted(edges)],
+    }
+
+
+@pytest.mark.parametrize("count", [30, 2000, 5000])
+def test_thousands_of_nodes_open_within_seconds(page, tmp_path, count, record_property) -> None:
+    document = layered_document(count)
+    path = tmp_path / "layered.html"
+    path.write_text(view_html(document), encoding="utf-8")
+    began = time.perf_counter()
+    shot = open_view(page, path, "?threshold=100000")  # everything drawn: nothing folded
+    opened = time.perf_counter() - began
+    record_property("open_seconds", round(opened, 3))
+    assert len(shot["nodes"]) == len(document["nodes"])
+    assert opened < 5, f"{count} nodes took {opened:.1f} s to open"
+    root = drawn(shot)[document["roots"][0]]
+    assert all((n["x"] < root["x"]) == n["id"].startswith(tuple(f"s{i}." for i in range(8))) for n in shot["nodes"] if n is not root)
