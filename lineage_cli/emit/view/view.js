@@ -37,7 +37,7 @@
   const PREDICATE_DASH = "6 4";
   const DOTTED = "2 3";
   const TYPE_ORDER = ["projection", "flow", "write", "read", "column_write", "default", "predicate"];
-  const NODE_H = 22, ROW_GAP = 6, BLOCK_GAP = 16, FRAME_LABEL = 16, COLUMN_GAP = 110, CHAR_W = 6.6;
+  const NODE_H = 22, ROW_GAP = 6, BLOCK_GAP = 16, FRAME_LABEL = 16, COLUMN_GAP = 90, CHAR_W = 6.6;
 
   // -- the graph ----------------------------------------------------------------------------------------------
   const graph = { nodes: new Map(), edges: [], keys: new Set(), out: new Map(), into: new Map(), groups: new Map() };
