@@ -69,6 +69,19 @@ output_options = _together(
     ),
     click.option("-o", "--output", type=OUTPUT_FILE, help="Write to FILE; the format follows its extension."),
 )
+walk_options = _together(
+    click.option("--depth", type=click.IntRange(min=1), help="Stop after N hops (tables, or columns)."),
+    click.option("--show-transformations", is_flag=True, help="Show the statements between datasets."),
+    click.option("--predicates", is_flag=True, help="Column lineage: follow predicate edges too."),
+)
+
+
+def direction_option(help_text: str) -> Callable[[F], F]:
+    return click.option(
+        "--direction", type=click.Choice(("up", "down", "both")), default="both", show_default=True, help=help_text
+    )
+
+
 plan_options = _together(
     click.option(
         "--walkplan",
@@ -294,9 +307,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
     word = "upstream" if direction == "up" else "downstream"
 
     @click.argument("name")
-    @click.option("--depth", type=click.IntRange(min=1), help="Stop after N hops (tables, or columns).")
-    @click.option("--show-transformations", is_flag=True, help="Show the statements between datasets.")
-    @click.option("--predicates", is_flag=True, help="Column lineage: follow predicate edges too.")
+    @walk_options
     @plan_options
     @level_options
     @picture_options
@@ -334,16 +345,8 @@ cli.command(name="down")(_walk_command("down"))
 
 @cli.command()
 @click.argument("names", nargs=-1, required=True, metavar="NAME...")
-@click.option(
-    "--direction",
-    type=click.Choice(("both", "up", "down")),
-    default="both",
-    show_default=True,
-    help="Walk upstream and downstream of NAME, or one way only.",
-)
-@click.option("--depth", type=click.IntRange(min=1), help="Stop after N hops (tables, or columns).")
-@click.option("--show-transformations", is_flag=True, help="Show the statements between datasets.")
-@click.option("--predicates", is_flag=True, help="Column lineage: follow predicate edges too.")
+@direction_option("Walk upstream and downstream of NAME, or one way only.")
+@walk_options
 @plan_options
 @level_options
 @store_option
@@ -565,13 +568,7 @@ def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool
     show_default=True,
     help="Export format.",
 )
-@click.option(
-    "--direction",
-    type=click.Choice(("up", "down", "both")),
-    default="both",
-    show_default=True,
-    help="With NAME: the statements upstream, downstream or both ways of it.",
-)
+@direction_option("With NAME: the statements upstream, downstream or both ways of it.")
 @click.option(
     "--walkplan", help="With NAME: the walkplan (name or file) that picks the statements [default: transformations]."
 )

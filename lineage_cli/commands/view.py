@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from lineage_cli.commands.walk import STEP_LEVELS
 from lineage_cli.errors import LineageError
 
 
@@ -42,8 +43,9 @@ def view_page(options: Mapping[str, Any]) -> tuple[str, tuple[int, int]]:
     from lineage_cli.emit.view import view_document, view_html
     from lineage_cli.emit.volumes import volumes
     from lineage_cli.store.reader import open_store
-    from lineage_cli.walk.around import around, containers
+    from lineage_cli.walk.around import containers, merged, with_containment
     from lineage_cli.walk.levels import LevelError, load_datamarts
+    from lineage_cli.walk.query import lineage
 
     store = open_store(options["store"])
     level = options["level"]
@@ -51,11 +53,10 @@ def view_page(options: Mapping[str, Any]) -> tuple[str, tuple[int, int]]:
     if level == "datamart" and not marts:
         raise LevelError("--level datamart needs --datamarts FILE.yaml (table name pattern: datamart)")
     ways = ("up", "down") if options["direction"] == "both" else (options["direction"],)
-    shown = options["show_transformations"] or level in ("module", "workflow")
-    result = around(
-        store, options["names"], ways, options["depth"], shown, options["predicates"], options["walkplan"],
-        frozenset(options["plan_args"]), options["exact"],
-    )  # fmt: skip
+    shown = options["show_transformations"] or level in STEP_LEVELS
+    walk = (options["depth"], shown, options["predicates"], options["walkplan"], frozenset(options["plan_args"]))
+    answers = [lineage(store, name, way, *walk, options["exact"]) for name in options["names"] for way in ways]
+    result = with_containment(store, merged(options["direction"], answers))
     document = view_document(result, containers(store, result, marts), volumes(store, result), _opening(level))
     title = "lineage: " + ", ".join(options["names"])
     return view_html(document, title=title), (result.node_count, result.edge_count)

@@ -1,11 +1,12 @@
 """The neighbourhood ``lineage view`` draws: the lineage up and down of the queried nodes in one answer, with what
 the viewer needs to expand and collapse it.
 
-The answer is the union of ``lineage up`` and ``lineage down`` under the same options (direction ``both``; a node
-found both ways keeps its nearer depth).  To it come the containment the viewer opens and closes: each table or
-view of the answer with its columns (``contains`` edges) and the column edges between those columns (and from them
-onto the answer's datasets: the predicates), and each column of the answer with its table.  The viewer re-walks
-this graph when a node is clicked, so what it shows around any node is what the store holds within the answer.
+The answer is the union of ``lineage up`` and ``lineage down`` under the same options (``merged``: direction
+``both``; a node found both ways keeps its nearer depth).  To it come the containment the viewer opens and
+closes (``with_containment``): each table or view of the answer with its columns (``contains`` edges) and the
+column edges between those columns (and from them onto the answer's datasets: the predicates), and each column
+of the answer with its table.  The viewer re-walks this graph when a node is clicked, so what it shows around
+any node is what the store holds within the answer.  ``containers`` names the groups each node folds into.
 """
 
 from __future__ import annotations
@@ -19,35 +20,9 @@ from lineage_cli.store.roles import node_roles
 from lineage_cli.walk.edges import TypedEdges
 from lineage_cli.walk.levels import Datamart, groups
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
-from lineage_cli.walk.walkplan import WalkPlan
 
-DIRECTIONS = ("up", "down")
 COLUMN_EDGES = (int(EdgeType.PROJECTION), int(EdgeType.PREDICATE))
 CONTAINS = int(EdgeType.CONTAINS)
-
-
-def around(
-    store: Store,
-    names: Iterable[str],
-    directions: Iterable[str] = DIRECTIONS,
-    depth: int | None = None,
-    show_transformations: bool = False,
-    predicates: bool = False,
-    plan: WalkPlan | str | None = None,
-    args: frozenset[str] = frozenset(),
-    exact: bool = False,
-) -> LineageResult:
-    """The lineage ``directions`` of every name (a name or a LIKE pattern, as ``lineage up`` takes it) under the
-    same walk options, merged, with its containment (``with_containment``)."""
-    from lineage_cli.walk.query import lineage
-
-    ways = tuple(directions)
-    found = [
-        lineage(store, name, way, depth, show_transformations, predicates, plan, args, exact)
-        for name in names
-        for way in ways
-    ]
-    return with_containment(store, merged("both" if len(ways) > 1 else ways[0], found))
 
 
 def merged(direction: str, results: Iterable[LineageResult]) -> LineageResult:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.emit.view import view_document, view_html
-from lineage_cli.walk.around import around
+from lineage_cli.walk.around import merged, with_containment
 from lineage_cli.walk.lineage_store import LineageStore
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
 from tests.emit.test_picture import EXPORT, manifest_store  # noqa: F401 - the flow harvested with its manifest facts
@@ -47,6 +47,12 @@ def test_the_page_embeds_the_answer_both_ways_with_the_tables_columns(warehouse_
     assert node["groups"] == {"schema": "dwh"}
 
 
+def around(store: LineageStore, names: list[str], ways: tuple[str, ...] = ("up", "down")) -> LineageResult:
+    """``lineage view``'s answer: the lineage ``ways`` of ``names``, merged, with its containment."""
+    answers = [store.lineage(way, name) for name in names for way in ways]
+    return with_containment(store, merged("both" if len(ways) > 1 else ways[0], answers))
+
+
 def test_a_column_brings_its_table(warehouse_store: Path) -> None:
     result = around(LineageStore(warehouse_store), ["mart.sales_daily.revenue_usd"])
     names = {n.name for n in result.nodes}
@@ -56,7 +62,7 @@ def test_a_column_brings_its_table(warehouse_store: Path) -> None:
 
 def test_one_direction_and_several_names(warehouse_store: Path) -> None:
     store = LineageStore(warehouse_store)
-    result = around(store, ["mart.sales_daily", "stg.pos_sales"], ["up"])
+    result = around(store, ["mart.sales_daily", "stg.pos_sales"], ("up",))
     assert result.direction == "up" and result.roots == ["mart.sales_daily", "stg.pos_sales"]
     datasets = {n.name for n in result.nodes if n.kind == "table"}
     assert {n.name for n in store.up("mart.sales_daily").nodes} <= datasets
