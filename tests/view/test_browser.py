@@ -7,17 +7,24 @@ tests leave the tree as it is.
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
+from lineage_cli.emit.jsonfmt import to_json
 from lineage_cli.emit.view import view_html
 from lineage_cli.store.reader import like_regex
+from lineage_cli.walk.levels import rollup
 from lineage_cli.walk.lineage_store import LineageStore
 from tests.conftest import REPO
 from tests.view.conftest import canvas_box, open_view, pixel_variety, snapshot
@@ -172,6 +179,41 @@ def test_the_page_is_drawn_and_hover_shows_what_a_node_is(page, warehouse_store,
         SCREENSHOT.write_bytes(png)
 
 
+def test_the_level_to_open_at_folds_rather_than_rolls_up(page, warehouse_store, tmp_path) -> None:
+    shot = open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily", "--level", "schema"))
+    assert {n["kind"] for n in shot["nodes"]} == {"schema"} and page.input_value("#level") == "schema"
+    page.select_option("#level", "column")
+    up, down = names_by_way(warehouse_store, "mart.sales_daily")
+    opened = drawn(snapshot(page))
+    assert up | down <= set(opened) and "dwh.fct_sales.sale_id" in opened
+
+
+def test_hover_shows_a_columns_expression_when_the_answer_has_it(page, tmp_path) -> None:
+    expression = "SUM(l.net_amount * r.rate_to_usd)"
+    aggregated = {"type": "projection", "subtypes": ["AGGREGATION"]}
+    document = {
+        "direction": "up",
+        "roots": ["mart.s.revenue"],
+        "nodes": [
+            {"name": "mart.s", "kind": "table", "depth": 0},
+            {"name": "mart.s.revenue", "kind": "column", "depth": 0, "expression": expression},
+            {"name": "ods.l", "kind": "table", "depth": 1, "role": "source"},
+            {"name": "ods.l.net_amount", "kind": "column", "depth": 1, "role": "source"},
+        ],
+        "edges": [
+            {"source": "mart.s", "target": "mart.s.revenue", "type": "contains"},
+            {"source": "ods.l", "target": "ods.l.net_amount", "type": "contains"},
+            {"source": "ods.l.net_amount", "target": "mart.s.revenue", **aggregated},
+        ],
+    }
+    path = tmp_path / "expression.html"
+    path.write_text(view_html(document), encoding="utf-8")
+    column = drawn(open_view(page, path))["mart.s.revenue"]
+    page.mouse.move(column["x"], column["y"])
+    tip = page.locator("#tip").inner_text()
+    assert expression in tip and "AGGREGATION" in tip and "column" in tip
+
+
 # -- a generated 2,000-table warehouse ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def deep_table(hive_store) -> str:
@@ -251,3 +293,70 @@ def test_thousands_of_nodes_open_within_seconds(page, tmp_path, count, record_pr
     reach = int(root["id"].split(".")[0][1:])
     upstream = tuple(f"s{at}." for at in range(reach))  # the schemas of the columns left of the centre
     assert all((n["x"] < root["x"]) == n["id"].startswith(upstream) for n in shot["nodes"] if n["id"] != root["id"])
+
+
+# -- fetching from a lineage server ---------------------------------------------------------------------------
+class _Api(BaseHTTPRequestHandler):
+    """``/`` the viewer page in server mode; ``/api/up``, ``/api/down`` the JSON of ``lineage up/down --format json``
+    (``name``, ``depth``, ``walkplan``, ``level``), ``/api/search?q=`` the names a LIKE pattern matches: what
+    ``lineage serve`` answers, from a real store."""
+
+    store: LineageStore
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+        url = urlsplit(self.path)
+        asked = {key: values[0] for key, values in parse_qs(url.query).items()}
+        if url.path == "/":
+            self._send("text/html", view_html(None, api="/api"))
+        elif url.path in ("/api/up", "/api/down"):
+            depth = int(asked["depth"]) if "depth" in asked else None
+            result = self.store.lineage(url.path[5:], asked["name"], depth, asked.get("walkplan"))
+            if "level" in asked:
+                result = rollup(self.store, result, asked["level"])
+            self._send("application/json", to_json(result))
+        elif url.path == "/api/search":
+            store = self.store
+            found = [{"name": store.name(n), "kind": store.kind(n).label} for n in store.like(asked["q"])]
+            self._send("application/json", json.dumps({"query": asked["q"], "matches": found, "truncated": False}))
+        else:
+            self.send_error(404)
+
+    def _send(self, kind: str, text: str) -> None:
+        body = text.encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        """Quiet: the test's output is pytest's."""
+
+
+@pytest.fixture
+def lineage_api(warehouse_store: Path) -> Iterator[str]:
+    handler = type("Api", (_Api,), {"store": LineageStore(warehouse_store)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_server_page_fetches_the_neighbourhood_and_recentres(page, lineage_api, warehouse_store) -> None:
+    page.goto(f"{lineage_api}/?name=mart.sales_daily")
+    page.wait_for_function("window.lineageView && window.lineageView.drawn")
+    shot = snapshot(page)
+    assert set(drawn(shot)) == neighbourhood(warehouse_store, "mart.sales_daily")
+    assert_centred_with_sides(page, shot, "mart.sales_daily", *names_by_way(warehouse_store, "mart.sales_daily"))
+    click_node(page, shot, "dwh.fct_sales")
+    shot = wait_for_centre(page, "dwh.fct_sales")
+    assert set(drawn(shot)) == neighbourhood(warehouse_store, "dwh.fct_sales")  # fetched again, around it
+    assert_centred_with_sides(page, shot, "dwh.fct_sales", *names_by_way(warehouse_store, "dwh.fct_sales"))
+    page.locator('[data-toggle="dwh.fct_sales"]').click()
+    page.wait_for_function("window.lineageView.snapshot().nodes.some(n => n.id === 'dwh.fct_sales.sale_id')")
+    page.fill("#search", "stg.pos%")
+    page.wait_for_selector("#matches li")
+    listed = page.locator("#matches li").evaluate_all("items => items.map(li => li.dataset.name)")
+    assert sorted(listed) == sorted(n for n in LineageStore(warehouse_store).names() if n.startswith("stg.pos"))

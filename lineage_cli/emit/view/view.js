@@ -113,8 +113,13 @@
     return n.synthetic || n.children.length > 0;
   }
 
+  // What a +/- unfolds: a container, or from a server a table whose columns are not fetched yet.
+  function foldable(n) {
+    return isContainer(n) || Boolean(api && DATASETS.has(n.kind) && !n.fetched);
+  }
+
   function collapsed(n) {
-    if (!isContainer(n)) return false;
+    if (!foldable(n)) return false;
     if (state.overrides.has(n.id)) return state.overrides.get(n.id);
     if (DATASETS.has(n.kind)) return state.level !== "column";
     if (n.kind === "module") return state.level === "workflow";
@@ -419,7 +424,7 @@
     const nodeParts = [];
     for (const [id, n] of view.nodes) {
       const p = place.get(id);
-      const toggle = isContainer(n);
+      const toggle = foldable(n);
       const classes = ["n", n.kind];
       if (roots.has(id)) classes.push("root");
       if (n.role) classes.push(n.role);
@@ -435,6 +440,7 @@
       }
       nodeParts.push("</g>");
     }
+    if (view.nodes.size) $("empty")?.remove();
     $("frames").innerHTML = frameParts.join("");
     $("edges").innerHTML = edgeParts.join("");
     $("nodes").innerHTML = nodeParts.join("");
@@ -588,9 +594,9 @@
 
   async function flip(id, folded) {
     const n = nodeOf(id);
-    if (!n || !isContainer(n) && !(api && DATASETS.has(n.kind))) return;
+    if (!n || !foldable(n)) return;
     const wanted = folded === undefined ? !collapsed(n) : folded;
-    if (api && !wanted && !n.children.length && DATASETS.has(n.kind)) await fetchColumns(n.name);
+    if (api && !wanted && !n.fetched && DATASETS.has(n.kind)) await fetchColumns(n);
     state.overrides.set(id, wanted);
     redraw(false);
   }
@@ -714,10 +720,11 @@
     }
   }
 
-  async function fetchColumns(name) {
+  async function fetchColumns(table) {
     const extra = { walkplan: "impact", depth: "1", level: "column" };
-    const answers = await Promise.all([fetchJSON(query("up", name, extra)), fetchJSON(query("down", name, extra))]);
-    answers.forEach(addDocument);
+    const asked = [query("up", table.name, extra), query("down", table.name, extra)];
+    (await Promise.all(asked.map(fetchJSON))).forEach(addDocument);
+    table.fetched = true;
   }
 
   // -- start --------------------------------------------------------------------------------------------------
@@ -783,7 +790,7 @@
         return {
           id: n.id, name: n.name, kind: n.kind, role: n.role || null,
           x: rect.left + state.tx + state.k * p.x, y: rect.top + state.ty + state.k * p.y,
-          collapsed: isContainer(n) && collapsed(n),
+          collapsed: collapsed(n),
         };
       }),
       edges: view.edges.map((e) => ({ source: e.source, target: e.target, kind: e.kind, subtype: [...e.subtypes].join(",") })),
