@@ -179,6 +179,26 @@ def test_the_page_is_drawn_and_hover_shows_what_a_node_is(page, warehouse_store,
         SCREENSHOT.write_bytes(png)
 
 
+def test_the_wheel_zooms_about_the_pointer_and_a_drag_pans(page, warehouse_store, tmp_path) -> None:
+    before = drawn(open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily")))
+    centre, other = before["mart.sales_daily"], before["dwh.fct_sales"]
+    page.mouse.move(centre["x"], centre["y"])
+    page.mouse.wheel(0, -400)  # zoom in, about the centre node under the pointer
+    zoomed = drawn(snapshot(page))
+    assert abs(zoomed["mart.sales_daily"]["x"] - centre["x"]) < 1
+    assert abs(zoomed["dwh.fct_sales"]["x"] - centre["x"]) > 1.5 * abs(other["x"] - centre["x"])
+    box = canvas_box(page)
+    page.mouse.move(box["left"] + 5, box["top"] + 5)
+    page.mouse.down()
+    page.mouse.move(box["left"] + 105, box["top"] + 45, steps=5)
+    page.mouse.up()
+    panned = drawn(snapshot(page))
+    assert all(
+        abs(panned[n]["x"] - zoomed[n]["x"] - 100) < 1 and abs(panned[n]["y"] - zoomed[n]["y"] - 40) < 1 for n in panned
+    )
+    assert page.evaluate("window.lineageView.roots()") == ["mart.sales_daily"]  # a drag is no click
+
+
 def test_the_level_to_open_at_folds_rather_than_rolls_up(page, warehouse_store, tmp_path) -> None:
     shot = open_view(page, write_view(tmp_path, warehouse_store, "mart.sales_daily", "--level", "schema"))
     assert {n["kind"] for n in shot["nodes"]} == {"schema"} and page.input_value("#level") == "schema"
