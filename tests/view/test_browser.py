@@ -380,3 +380,12 @@ def test_a_server_page_fetches_the_neighbourhood_and_recentres(page, lineage_api
     page.wait_for_selector("#matches li")
     listed = page.locator("#matches li").evaluate_all("items => items.map(li => li.dataset.name)")
     assert sorted(listed) == sorted(n for n in LineageStore(warehouse_store).names() if n.startswith("stg.pos"))
+
+
+def test_a_server_page_of_a_column_shows_column_lineage(page, lineage_api, warehouse_store) -> None:
+    page.goto(f"{lineage_api}/?name=mart.sales_daily.revenue_usd")
+    page.wait_for_function("window.lineageView && window.lineageView.drawn")
+    shot = snapshot(page)
+    up, down = names_by_way(warehouse_store, "mart.sales_daily.revenue_usd")
+    assert up | down <= set(drawn(shot))
+    assert_centred_with_sides(page, shot, "mart.sales_daily.revenue_usd", up, down)

@@ -96,6 +96,7 @@
   const state = {
     roots: [], level: "table", overrides: new Map(), predicates: false,
     k: 1, tx: 0, ty: 0, drawn: null, matches: new Set(), walkplan: params.get("walkplan"), depth: params.get("depth"),
+    asked: params.get("level"), // the level a server rolls its answers up to: none until one is asked for
   };
 
   function container(n) {
@@ -338,7 +339,7 @@
     const { byLayer, sorted, keys } = ordering;
     const width = new Map(), x = new Map(), place = new Map();
     for (const L of sorted) {
-      const longest = Math.max(...byLayer.get(L).map((id) => label(view.nodes.get(id)).length));
+      const longest = byLayer.get(L).reduce((most, id) => Math.max(most, label(view.nodes.get(id)).length), 0);
       width.set(L, Math.min(360, Math.max(120, longest * CHAR_W + 40)));
     }
     const at0 = sorted.includes(0) ? 0 : sorted[0];
@@ -618,6 +619,7 @@
 
   function setLevel(level) {
     state.level = level;
+    state.asked = level;
     state.overrides.clear();
     $("level").value = level;
     if (api && state.roots.length) return fetchAround(state.roots[0]).then(() => redraw(true));
@@ -702,7 +704,7 @@
 
   function query(direction, name, extra) {
     const asked = new URLSearchParams({ name });
-    if (state.level && state.level !== "column") asked.set("level", state.level === "datamart" ? "schema" : state.level);
+    if (state.asked && state.asked !== "column") asked.set("level", state.asked);
     if (state.depth) asked.set("depth", state.depth);
     if (state.walkplan) asked.set("walkplan", state.walkplan);
     for (const [key, value] of Object.entries(extra || {})) asked.set(key, value);
