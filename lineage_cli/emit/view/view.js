@@ -173,16 +173,19 @@
   function visible(scope) {
     const cache = new Map();
     const nodes = new Map();
+    for (const group of graph.groups.values()) group.count = 0;
     for (const name of scope) {
-      const rep = representative(graph.nodes.get(name), cache);
+      const n = graph.nodes.get(name);
+      const rep = representative(n, cache);
       nodes.set(rep.id, rep);
+      if (rep.synthetic && n.kind !== "column") rep.count++;
     }
     const merged = new Map();
     const layering = new Map();
     for (const e of graph.edges) {
       if (!scope.has(e.source) || !scope.has(e.target)) continue;
       const s = representative(graph.nodes.get(e.source), cache), t = representative(graph.nodes.get(e.target), cache);
-      if (s === t && e.source !== e.target) continue;  // folded into one node: not a loop of the data
+      if (s === t && (e.source !== e.target || s.id !== e.source)) continue; // folded into one node: no loop of its own
       const key = s.id + "\u0000" + t.id;
       layering.set(key, [s.id, t.id]);
       if (e.type === "predicate" && !state.predicates) continue;
@@ -329,7 +332,7 @@
   }
 
   function label(n) {
-    if (n.synthetic) return n.name + " (" + n.kind + ")";
+    if (n.synthetic) return `${n.name} (${n.kind}${collapsed(n) ? ", " + n.count : ""})`;
     const parent = n.parent && graph.nodes.get(n.parent);
     if (parent && !collapsed(parent) && n.name.startsWith(parent.name + ".")) return n.name.slice(parent.name.length + 1);
     return n.name;
@@ -416,9 +419,15 @@
       const a = place.get(e.source), b = place.get(e.target);
       const x1 = a.x + a.w / 2, x2 = b.x - b.w / 2;
       const bend = Math.max(40, Math.abs(x2 - x1) / 2);
-      const path = e.source === e.target // a table that a statement reads and writes: a loop off its right end
-        ? `M${x1},${a.y - 5}C${x1 + 30},${a.y - 22} ${x1 + 30},${a.y + 22} ${x1 + 1},${a.y + 5}`
-        : `M${x1},${a.y}C${x1 + bend},${a.y} ${x2 - bend},${b.y} ${x2},${b.y}`;
+      let path;
+      if (e.source === e.target) { // a table that a statement reads and writes: a loop off its right end
+        path = `M${x1},${a.y - 5}C${x1 + 30},${a.y - 22} ${x1 + 30},${a.y + 22} ${x1 + 1},${a.y + 5}`;
+      } else if (a.L === b.L) { // within one column: a bracket off its right side
+        const out = 24 + Math.min(70, Math.abs(b.y - a.y) / 10), end = b.x + b.w / 2;
+        path = `M${x1},${a.y}C${x1 + out},${a.y} ${end + out},${b.y} ${end},${b.y}`;
+      } else {
+        path = `M${x1},${a.y}C${x1 + bend},${a.y} ${x2 - bend},${b.y} ${x2},${b.y}`;
+      }
       const { width, dash } = line(e);
       edgeParts.push(`<path class="e ${esc(e.kind)}" data-i="${i}" d="${path}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ""}></path>`);
     });
