@@ -124,3 +124,13 @@ def test_bad_input_is_a_clear_error(warehouse_store: Path, tmp_path: Path) -> No
     assert marts.exit_code == 1 and "--datamarts" in marts.output
     unwritable = run("mart.sales_daily", "--store", str(warehouse_store), "-o", str(tmp_path / "no" / "v.html"))
     assert unwritable.exit_code == 2 and "cannot write" in unwritable.output
+
+
+def test_direction_walks_one_way_only(warehouse_store: Path) -> None:
+    outcome = run("dwh.fct_sales", "--store", str(warehouse_store), "--direction", "down", "--depth", "1", "--no-open")
+    assert outcome.exit_code == 0, outcome.output
+    document = embedded(outcome.output)
+    store = LineageStore(warehouse_store)
+    tables = {n["name"] for n in document["nodes"] if n["kind"] == "table"}
+    assert document["direction"] == "down"
+    assert tables == {n.name for n in store.down("dwh.fct_sales", 1).nodes}
