@@ -292,8 +292,14 @@
       byLayer.set(L, ids);
     }
     function header(id) { const n = view.nodes.get(id); return isContainer(n) && DATASETS.has(n.kind) && !collapsed(n) ? 1 : 0; }
-    const neighbours = new Map();
-    for (const e of view.edges) { push(neighbours, e.source, e.target); push(neighbours, e.target, e.source); }
+    // each node's neighbours in the columns left of its own and right of it, whichever way the edge points
+    const left = new Map(), right = new Map();
+    for (const e of view.edges) {
+      const [near, far] = layer.get(e.source) <= layer.get(e.target) ? [e.source, e.target] : [e.target, e.source];
+      if (layer.get(near) === layer.get(far)) continue;
+      push(right, near, far);
+      push(left, far, near);
+    }
     const sorted = [...byLayer.keys()].sort((a, b) => a - b);
     for (let sweep = 0; sweep < 8; sweep++) {
       const forward = sweep % 2 === 0;
@@ -301,7 +307,7 @@
         const ids = byLayer.get(L);
         const bary = new Map();
         for (const id of ids) {
-          const near = (neighbours.get(id) || []).filter((m) => (forward ? layer.get(m) < L : layer.get(m) > L));
+          const near = (forward ? left : right).get(id) || [];
           bary.set(id, near.length ? near.reduce((sum, m) => sum + position.get(m), 0) / near.length : position.get(id));
         }
         byLayer.set(L, blocks(ids, bary, keys, header, compareName));
@@ -388,6 +394,11 @@
     return text.length <= chars ? text : "\u2026" + text.slice(text.length - chars + 1);
   }
 
+  // An arrow head at (x, y) pointing right (way 1) or left (-1).
+  function chevron(x, y, way) {
+    return `M${x - 7 * way},${y - 3.5}L${x},${y}L${x - 7 * way},${y + 3.5}`;
+  }
+
   function rowsWidth(rows) {
     return Math.round(Math.min(6, 1 + Math.max(0, Math.log10(Math.max(rows, 1)) - 3)) * 10) / 10;
   }
@@ -419,14 +430,15 @@
       const a = place.get(e.source), b = place.get(e.target);
       const x1 = a.x + a.w / 2, x2 = b.x - b.w / 2;
       const bend = Math.max(40, Math.abs(x2 - x1) / 2);
+      // The arrow head is a chevron in the path itself: an SVG marker on thousands of edges halves the frame rate.
       let path;
       if (e.source === e.target) { // a table that a statement reads and writes: a loop off its right end
-        path = `M${x1},${a.y - 5}C${x1 + 30},${a.y - 22} ${x1 + 30},${a.y + 22} ${x1 + 1},${a.y + 5}`;
+        path = `M${x1},${a.y - 5}C${x1 + 30},${a.y - 22} ${x1 + 30},${a.y + 22} ${x1 + 1},${a.y + 5}` + chevron(x1 + 1, a.y + 5, -1);
       } else if (a.L === b.L) { // within one column: a bracket off its right side
         const out = 24 + Math.min(70, Math.abs(b.y - a.y) / 10), end = b.x + b.w / 2;
-        path = `M${x1},${a.y}C${x1 + out},${a.y} ${end + out},${b.y} ${end},${b.y}`;
+        path = `M${x1},${a.y}C${x1 + out},${a.y} ${end + out},${b.y} ${end},${b.y}` + chevron(end, b.y, -1);
       } else {
-        path = `M${x1},${a.y}C${x1 + bend},${a.y} ${x2 - bend},${b.y} ${x2},${b.y}`;
+        path = `M${x1},${a.y}C${x1 + bend},${a.y} ${x2 - bend},${b.y} ${x2},${b.y}` + chevron(x2, b.y, 1);
       }
       const { width, dash } = line(e);
       edgeParts.push(`<path class="e ${esc(e.kind)}" data-i="${i}" d="${path}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ""}></path>`);
