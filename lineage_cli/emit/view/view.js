@@ -198,9 +198,8 @@
       for (const subtype of e.subtypes) edge.subtypes.add(subtype);
       if (typeof e.rows === "number") edge.rows = Math.max(edge.rows || 0, e.rows);
       const frequency = typeof e.frequency === "string" ? e.frequency.trim().toLowerCase() : null;
-      if (frequency in FREQUENCY_DASH && (edge.frequency === null || FREQUENCIES.indexOf(frequency) < FREQUENCIES.indexOf(edge.frequency))) {
-        edge.frequency = frequency;
-      }
+      const oftener = edge.frequency === null || FREQUENCIES.indexOf(frequency) < FREQUENCIES.indexOf(edge.frequency);
+      if (frequency in FREQUENCY_DASH && oftener) edge.frequency = frequency; // the most frequent run of those merged
       edge.dotted = edge.dotted && (e.subtypes.includes("DECLARED") || e.subtypes.includes("APPROXIMATE"));
     }
     const edges = [...merged.values()];
@@ -258,8 +257,10 @@
           const placed = n.children.filter((c) => layer.has(c)).map((c) => layer.get(c));
           if (placed.length) at = placed.reduce((a, b) => (Math.abs(b) < Math.abs(a) ? b : a));
         }
-        if (at === undefined) { const p = (pred.get(id) || []).find((m) => layer.has(m)); if (p !== undefined) at = layer.get(p) + 1; }
-        if (at === undefined) { const s = (succ.get(id) || []).find((m) => layer.has(m)); if (s !== undefined) at = layer.get(s) - 1; }
+        const before = (pred.get(id) || []).find((m) => layer.has(m));
+        const after = (succ.get(id) || []).find((m) => layer.has(m));
+        if (at === undefined && before !== undefined) at = layer.get(before) + 1;
+        if (at === undefined && after !== undefined) at = layer.get(after) - 1;
         if (at !== undefined) { layer.set(id, at); changed = true; }
       }
     }
@@ -268,8 +269,11 @@
   }
 
   // The frames a node is drawn in, outermost first: an unfolded group, then an unfolded table.
-  function frameKey(n, cache) {
-    const table = n.parent && DATASETS.has(graph.nodes.get(n.parent).kind) ? graph.nodes.get(n.parent) : (isContainer(n) && DATASETS.has(n.kind) ? n : null);
+  function frameKey(n) {
+    const parent = n.parent && graph.nodes.get(n.parent);
+    let table = null;
+    if (parent && DATASETS.has(parent.kind)) table = parent;
+    else if (isContainer(n) && DATASETS.has(n.kind)) table = n;
     let group = "";
     for (let up = container(table || n); up; up = container(up)) if (up.synthetic && !collapsed(up)) { group = up.id; break; }
     return [group, table ? table.id : ""];
@@ -278,15 +282,16 @@
   function order(view, layer) {
     const byLayer = new Map();
     const keys = new Map();
-    for (const [id, n] of view.nodes) { push(byLayer, layer.get(id), id); keys.set(id, frameKey(n, view.cache)); }
+    for (const [id, n] of view.nodes) { push(byLayer, layer.get(id), id); keys.set(id, frameKey(n)); }
     const names = (id) => view.nodes.get(id).name;
-    const compareName = (a, b) => (names(a) < names(b) ? -1 : names(a) > names(b) ? 1 : a < b ? -1 : a > b ? 1 : 0);
+    const compareText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+    const compareName = (a, b) => compareText(names(a), names(b)) || compareText(a, b);
     const position = new Map();
     const place = (ids) => ids.forEach((id, i) => position.set(id, ids.length > 1 ? i / (ids.length - 1) : 0.5));
     for (const [L, ids] of byLayer) {
       ids.sort((a, b) => {
         const ka = keys.get(a), kb = keys.get(b);
-        return ka[0] < kb[0] ? -1 : ka[0] > kb[0] ? 1 : ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : header(b) - header(a) || compareName(a, b);
+        return compareText(ka[0], kb[0]) || compareText(ka[1], kb[1]) || header(b) - header(a) || compareName(a, b);
       });
       place(ids);
       byLayer.set(L, ids);
@@ -333,7 +338,8 @@
       }
       return found.sort(byAt);
     };
-    const rows = (members) => [{ members: members.sort((a, b) => header(b) - header(a) || bary.get(a) - bary.get(b) || compareName(a, b)), at: mean(members) }];
+    const rowOrder = (a, b) => header(b) - header(a) || bary.get(a) - bary.get(b) || compareName(a, b);
+    const rows = (members) => [{ members: members.sort(rowOrder), at: mean(members) }];
     return runs(ids, 0, (members) => runs(members, 1, rows)).flatMap((block) => block.members);
   }
 
@@ -353,8 +359,11 @@
     }
     const at0 = sorted.includes(0) ? 0 : sorted[0];
     x.set(at0, 0);
-    for (let i = sorted.indexOf(at0) + 1; i < sorted.length; i++) x.set(sorted[i], x.get(sorted[i - 1]) + width.get(sorted[i - 1]) / 2 + COLUMN_GAP + width.get(sorted[i]) / 2);
-    for (let i = sorted.indexOf(at0) - 1; i >= 0; i--) x.set(sorted[i], x.get(sorted[i + 1]) - width.get(sorted[i + 1]) / 2 - COLUMN_GAP - width.get(sorted[i]) / 2);
+    const apart = (a, b) => width.get(a) / 2 + COLUMN_GAP + width.get(b) / 2; // centre to centre
+    for (let i = sorted.indexOf(at0) + 1; i < sorted.length; i++) {
+      x.set(sorted[i], x.get(sorted[i - 1]) + apart(sorted[i - 1], sorted[i]));
+    }
+    for (let i = sorted.indexOf(at0) - 1; i >= 0; i--) x.set(sorted[i], x.get(sorted[i + 1]) - apart(sorted[i + 1], sorted[i]));
     const frames = [];
     for (const L of sorted) {
       const ids = byLayer.get(L), w = width.get(L), cx = x.get(L);
@@ -496,7 +505,10 @@
     for (const id of ids) {
       const p = place.get(id);
       if (!p) continue;
-      x0 = Math.min(x0, p.x - p.w / 2); x1 = Math.max(x1, p.x + p.w / 2); y0 = Math.min(y0, p.y - NODE_H / 2); y1 = Math.max(y1, p.y + NODE_H / 2);
+      x0 = Math.min(x0, p.x - p.w / 2);
+      x1 = Math.max(x1, p.x + p.w / 2);
+      y0 = Math.min(y0, p.y - NODE_H / 2);
+      y1 = Math.max(y1, p.y + NODE_H / 2);
     }
     return x0 === Infinity ? null : { x0, x1, y0, y1 };
   }
@@ -574,24 +586,19 @@
   svg.addEventListener("mouseout", () => { $("tip").hidden = true; });
 
   function rows(pairs) {
-    return "<dl>" + pairs.filter(([, v]) => v !== undefined && v !== null && v !== "").map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join("") + "</dl>";
+    const known = pairs.filter(([, v]) => v !== undefined && v !== null && v !== "");
+    return "<dl>" + known.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join("") + "</dl>";
   }
 
   function nodeTip(n) {
     const incoming = (state.drawn.view.edges || []).filter((e) => e.target === n.id);
     const subtypes = [...new Set(incoming.flatMap((e) => [...e.subtypes]))].join(", ");
-    const members = isContainer(n) ? String(n.synthetic ? memberCount(n) : n.children.length) : null;
+    const members = isContainer(n) ? String(n.synthetic ? n.count : n.children.length) : null;
     return rows([
       ["name", esc(n.name)], ["kind", esc(n.kind)], ["role", n.role && esc(n.role)], ["subtype", esc(subtypes)],
       ["file", n.file ? esc(n.file + (n.line ? ":" + n.line : "")) : null], ["members", members],
       ["expression", typeof n.expression === "string" ? `<pre>${esc(n.expression)}</pre>` : null],
     ]);
-  }
-
-  function memberCount(group) {
-    let count = 0;
-    for (const n of graph.nodes.values()) if (container(n) === group) count++;
-    return count;
   }
 
   function edgeTip(e) {
