@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lineage_cli.commands.walk import STEP_LEVELS
 from lineage_cli.errors import LineageError
 
 
@@ -45,7 +44,7 @@ def view_page(options: Mapping[str, Any]) -> tuple[str, tuple[int, int]]:
     from lineage_cli.store.reader import open_store
     from lineage_cli.walk.around import containers, merged, with_containment
     from lineage_cli.walk.levels import LevelError, load_datamarts
-    from lineage_cli.walk.query import lineage
+    from lineage_cli.walk.questions import STEP_LEVELS, Shaping, walk_answer
 
     store = open_store(options["store"])
     level = options["level"]
@@ -53,9 +52,11 @@ def view_page(options: Mapping[str, Any]) -> tuple[str, tuple[int, int]]:
     if level == "datamart" and not marts:
         raise LevelError("--level datamart needs --datamarts FILE.yaml (table name pattern: datamart)")
     ways = ("up", "down") if options["direction"] == "both" else (options["direction"],)
+    # the page folds to its level itself: the walk rolls nothing up, but shows the statements a level lifts
+    shaping = Shaping(options["walkplan"], options["plan_args"], exact=options["exact"])
     shown = options["show_transformations"] or level in STEP_LEVELS
-    walk = (options["depth"], shown, options["predicates"], options["walkplan"], frozenset(options["plan_args"]))
-    answers = [lineage(store, name, way, *walk, options["exact"]) for name in options["names"] for way in ways]
+    walk = (options["depth"], shown, options["predicates"], shaping)
+    answers = [walk_answer(store, way, name, *walk) for name in options["names"] for way in ways]
     result = with_containment(store, merged(options["direction"], answers))
     document = view_document(result, containers(store, result, marts), volumes(store, result), _opening(level))
     title = "lineage: " + ", ".join(options["names"])
