@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,8 +66,22 @@ def page(browser: Any) -> Iterator[Any]:
 def open_view(page: Any, path: Path, query: str = "") -> dict[str, Any]:
     """Open a viewer page and wait for its first drawing; returns ``snapshot()``."""
     page.goto(path.resolve().as_uri() + query)
-    page.wait_for_function("window.lineageView && window.lineageView.drawn", timeout=30_000)
+    return wait_for_drawing(page)
+
+
+def wait_for_drawing(page: Any) -> dict[str, Any]:
+    wait_until(page, "Boolean(window.lineageView && window.lineageView.drawn)")
     return snapshot(page)
+
+
+def wait_until(page: Any, expression: str, arg: object = None, seconds: float = 30) -> None:
+    """Poll ``expression`` (a function of ``arg`` when given) until it is true.  Not ``wait_for_function``: that
+    evaluates its predicate with ``eval``, which the server's Content-Security-Policy (rightly) forbids."""
+    deadline = time.monotonic() + seconds
+    while not (page.evaluate(expression, arg) if arg is not None else page.evaluate(expression)):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still not true after {seconds} s: {expression}")
+        time.sleep(0.02)
 
 
 def snapshot(page: Any) -> dict[str, Any]:

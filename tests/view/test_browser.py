@@ -7,27 +7,22 @@ tests leave the tree as it is.
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
 
 from lineage_cli.cli import cli
-from lineage_cli.emit.jsonfmt import to_json
 from lineage_cli.emit.view import view_html
 from lineage_cli.store.reader import like_regex
-from lineage_cli.walk.levels import rollup
 from lineage_cli.walk.lineage_store import LineageStore
 from tests.conftest import REPO
-from tests.view.conftest import canvas_box, open_view, pixel_variety, snapshot
+from tests.serve.test_server import serving
+from tests.view.conftest import canvas_box, open_view, pixel_variety, snapshot, wait_for_drawing, wait_until
 
 SCREENSHOT = REPO / "docs" / "view.png"
 
@@ -78,7 +73,7 @@ def click_node(page: Any, shot: dict[str, Any], name: str) -> None:
 
 
 def wait_for_centre(page: Any, name: str) -> dict[str, Any]:
-    page.wait_for_function("(name) => window.lineageView.roots().join() === name", arg=name)
+    wait_until(page, "(name) => window.lineageView.roots().join() === name", name)
     return snapshot(page)
 
 
@@ -343,58 +338,16 @@ def test_thousands_of_nodes_open_within_seconds(page, tmp_path, count, record_pr
 
 
 # -- fetching from a lineage server ---------------------------------------------------------------------------
-class _Api(BaseHTTPRequestHandler):
-    """``/`` the viewer page in server mode; ``/api/up``, ``/api/down`` the JSON of ``lineage up/down --format json``
-    (``name``, ``depth``, ``walkplan``, ``level``), ``/api/search?q=`` the names a LIKE pattern matches: what
-    ``lineage serve`` answers, from a real store."""
-
-    store: LineageStore
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server name
-        url = urlsplit(self.path)
-        asked = {key: values[0] for key, values in parse_qs(url.query).items()}
-        if url.path == "/":
-            self._send("text/html", view_html(None, api="/api"))
-        elif url.path in ("/api/up", "/api/down"):
-            depth = int(asked["depth"]) if "depth" in asked else None
-            result = self.store.lineage(url.path[5:], asked["name"], depth, asked.get("walkplan"))
-            if "level" in asked:
-                result = rollup(self.store, result, asked["level"])
-            self._send("application/json", to_json(result))
-        elif url.path == "/api/search":
-            store = self.store
-            found = [{"name": store.name(n), "kind": store.kind(n).label} for n in store.like(asked["q"])]
-            self._send("application/json", json.dumps({"query": asked["q"], "matches": found, "truncated": False}))
-        else:
-            self.send_error(404)
-
-    def _send(self, kind: str, text: str) -> None:
-        body = text.encode("utf-8")
-        self.send_response(200)
-        self.send_header("Content-Type", f"{kind}; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: object) -> None:
-        """Quiet: the test's output is pytest's."""
-
-
 @pytest.fixture
 def lineage_api(warehouse_store: Path) -> Iterator[str]:
-    handler = type("Api", (_Api,), {"store": LineageStore(warehouse_store)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """``lineage serve`` over the fixture warehouse: its address, whose ``/`` is the viewer fetching from ``/api``."""
+    with serving(warehouse_store) as served:
+        yield served.server.url.rstrip("/")
 
 
 def test_a_server_page_fetches_the_neighbourhood_and_recentres(page, lineage_api, warehouse_store) -> None:
     page.goto(f"{lineage_api}/?name=mart.sales_daily")
-    page.wait_for_function("window.lineageView && window.lineageView.drawn")
-    shot = snapshot(page)
+    shot = wait_for_drawing(page)
     assert set(drawn(shot)) == neighbourhood(warehouse_store, "mart.sales_daily")
     assert_centred_with_sides(page, shot, "mart.sales_daily", *names_by_way(warehouse_store, "mart.sales_daily"))
     click_node(page, shot, "dwh.fct_sales")
@@ -402,7 +355,7 @@ def test_a_server_page_fetches_the_neighbourhood_and_recentres(page, lineage_api
     assert set(drawn(shot)) == neighbourhood(warehouse_store, "dwh.fct_sales")  # fetched again, around it
     assert_centred_with_sides(page, shot, "dwh.fct_sales", *names_by_way(warehouse_store, "dwh.fct_sales"))
     page.locator('[data-toggle="dwh.fct_sales"]').click()
-    page.wait_for_function("window.lineageView.snapshot().nodes.some(n => n.id === 'dwh.fct_sales.sale_id')")
+    wait_until(page, "window.lineageView.snapshot().nodes.some(n => n.id === 'dwh.fct_sales.sale_id')")
     page.fill("#search", "stg.pos%")
     page.wait_for_selector("#matches li")
     listed = page.locator("#matches li").evaluate_all("items => items.map(li => li.dataset.name)")
@@ -411,8 +364,7 @@ def test_a_server_page_fetches_the_neighbourhood_and_recentres(page, lineage_api
 
 def test_a_server_page_of_a_column_shows_column_lineage(page, lineage_api, warehouse_store) -> None:
     page.goto(f"{lineage_api}/?name=mart.sales_daily.revenue_usd")
-    page.wait_for_function("window.lineageView && window.lineageView.drawn")
-    shot = snapshot(page)
+    shot = wait_for_drawing(page)
     up, down = names_by_way(warehouse_store, "mart.sales_daily.revenue_usd")
     assert up | down <= set(drawn(shot))
     assert_centred_with_sides(page, shot, "mart.sales_daily.revenue_usd", up, down)
