@@ -662,8 +662,11 @@
   }
 
   // SQL LIKE: % any run, _ any one character, \ escapes; a pattern without % is looked for anywhere in names.
-  function likeRegex(pattern) {
-    const text = pattern.includes("%") ? pattern : "%" + pattern + "%";
+  function anywhere(pattern) {
+    return pattern.includes("%") ? pattern : "%" + pattern + "%";
+  }
+
+  function likeRegex(text) {
     let source = "";
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
@@ -676,8 +679,8 @@
   }
 
   async function search(pattern) {
-    pattern = pattern.trim();
-    if (!pattern) { state.matches = new Set(); return []; }
+    pattern = anywhere(pattern.trim());
+    if (pattern === "%%") { state.matches = new Set(); return []; }
     let found;
     if (api) {
       const answer = await fetchJSON(`${api}/search?q=${encodeURIComponent(pattern)}`);
