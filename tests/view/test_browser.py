@@ -21,10 +21,12 @@ from lineage_cli.emit.view import view_html
 from lineage_cli.store.reader import like_regex
 from lineage_cli.walk.lineage_store import LineageStore
 from tests.conftest import REPO
+from tests.emit.test_picture import EXPORT, manifest_store  # noqa: F401 - the flow with its manifest facts
 from tests.serve.test_server import serving
 from tests.view.conftest import canvas_box, open_view, pixel_variety, snapshot, wait_for_drawing, wait_until
 
 SCREENSHOT = REPO / "docs" / "view.png"
+PUBLISH = "fixtures/sql/oozie/sql/publish_feed.sql:2"  # wf_export's hourly statement with SQL
 
 
 def write_view(folder: Path, store: Path, *arguments: str) -> Path:
@@ -253,6 +255,20 @@ def test_hover_shows_a_columns_expression_when_the_answer_has_it(page, tmp_path)
     page.mouse.move(column["x"], column["y"])
     tip = page.locator("#tip").inner_text()
     assert expression in tip and "AGGREGATION" in tip and "column" in tip
+
+
+def test_rows_widen_an_edge_and_frequency_dashes_it_with_a_legend(page, manifest_store, tmp_path) -> None:  # noqa: F811
+    path = write_view(tmp_path, manifest_store, "dwh.sales_web", "--show-transformations")
+    edges = open_view(page, path)["edges"]
+    looks = page.evaluate(
+        "[...document.querySelectorAll('path.e')].map(p => [Number(p.dataset.i),"
+        " p.getAttribute('stroke-width'), p.getAttribute('stroke-dasharray')])"
+    )
+    drawn_looks = {(edges[i]["source"], edges[i]["target"]): (width, dash) for i, width, dash in looks}
+    assert drawn_looks[("dwh.sales_web", EXPORT)] == ("4.1", "2 3")  # 1,200,000 rows, declared: dotted
+    assert drawn_looks[("export.sales_feed", PUBLISH)] == ("1.2", "3 3")  # hourly: short dashes
+    legend = page.inner_text("#legend")
+    assert "1,200,000 rows" in legend and "hourly" in legend
 
 
 # -- a generated 2,000-table warehouse ------------------------------------------------------------------------
