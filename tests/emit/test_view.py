@@ -14,7 +14,7 @@ from lineage_cli.emit.view import view_document, view_html
 from lineage_cli.walk.around import merged, with_containment
 from lineage_cli.walk.lineage_store import LineageStore
 from lineage_cli.walk.result import LineageResult, ResultEdge, ResultNode
-from tests.emit.test_picture import EXPORT, manifest_store  # noqa: F401 - the flow harvested with its manifest facts
+from tests.emit.test_picture import EXPORT
 
 
 def embedded(page: str) -> dict:
@@ -69,7 +69,7 @@ def test_one_direction_and_several_names(warehouse_store: Path) -> None:
     assert not {n.name for n in store.down("mart.sales_daily").nodes} - {"mart.sales_daily"} & datasets
 
 
-def test_rows_and_frequency_of_a_manifest_ride_on_the_edges(manifest_store: Path) -> None:  # noqa: F811
+def test_rows_and_frequency_of_a_manifest_ride_on_the_edges(manifest_store: Path) -> None:
     outcome = run("dwh.sales_web", "--store", str(manifest_store), "--show-transformations", "--no-open")
     assert outcome.exit_code == 0, outcome.output
     edges = {(e["source"], e["target"]): e for e in embedded(outcome.output)["edges"]}

@@ -21,7 +21,7 @@ from lineage_cli.emit.view import view_html
 from lineage_cli.store.reader import like_regex
 from lineage_cli.walk.lineage_store import LineageStore
 from tests.conftest import REPO
-from tests.emit.test_picture import EXPORT, manifest_store  # noqa: F401 - the flow with its manifest facts
+from tests.emit.test_picture import EXPORT
 from tests.serve.test_server import serving
 from tests.view.conftest import canvas_box, open_view, pixel_variety, snapshot, wait_for_drawing, wait_until
 
@@ -257,7 +257,7 @@ def test_hover_shows_a_columns_expression_when_the_answer_has_it(page, tmp_path)
     assert expression in tip and "AGGREGATION" in tip and "column" in tip
 
 
-def test_rows_widen_an_edge_and_frequency_dashes_it_with_a_legend(page, manifest_store, tmp_path) -> None:  # noqa: F811
+def test_rows_widen_an_edge_and_frequency_dashes_it_with_a_legend(page, manifest_store, tmp_path) -> None:
     path = write_view(tmp_path, manifest_store, "dwh.sales_web", "--show-transformations")
     edges = open_view(page, path)["edges"]
     looks = page.evaluate(
@@ -384,3 +384,14 @@ def test_a_server_page_of_a_column_shows_column_lineage(page, lineage_api, wareh
     up, down = names_by_way(warehouse_store, "mart.sales_daily.revenue_usd")
     assert up | down <= set(drawn(shot))
     assert_centred_with_sides(page, shot, "mart.sales_daily.revenue_usd", up, down)
+
+
+def test_a_notebook_shows_the_viewer_of_a_result_in_its_frame(page, warehouse_store) -> None:
+    result = LineageStore(warehouse_store).up("mart.sales_daily")
+    page.set_content(result._repr_html_())
+    page.wait_for_selector("iframe")
+    frame = page.frames[1]
+    shot = wait_for_drawing(frame)
+    nodes = drawn(shot)
+    assert set(nodes) == {n.name for n in result.nodes}
+    assert all(nodes[n]["x"] < nodes["mart.sales_daily"]["x"] for n in nodes if n != "mart.sales_daily")
