@@ -1,4 +1,4 @@
-# Quick start: `make demo` (set up + harvest the fixtures + query), `make test` (set up + run the tests).
+# Quick start: `make demo` (set up + harvest the fixtures + query + draw), `make test` (set up + run the tests).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -31,6 +31,8 @@ demo: install
 	@echo; echo '$$ lineage up mart.sales_daily -o demo.svg'
 	@if command -v dot >/dev/null 2>&1; then $(BIN)/lineage up mart.sales_daily --store $(DEMO_STORE) -o demo.svg; \
 	else echo "demo.svg skipped: it is drawn by Graphviz's dot, which is not installed (apt-get install graphviz)"; fi
+	@echo; echo '$$ lineage view mart.sales_daily -o demo.html'
+	@$(BIN)/lineage view mart.sales_daily --store $(DEMO_STORE) -o demo.html
 
 # The peer differential (tests/peer/test_peer_sqllineage.py) runs sqllineage's own SQL test suite: its sdist is
 # fetched into .cache/peer by the first step of `make test` (a no-op once cached), so that pytest never needs
@@ -60,4 +62,4 @@ lint: install
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .lineage demo.graphml demo.svg bench-out .pytest_cache .cache
+	rm -rf $(VENV) .lineage demo.graphml demo.svg demo.html bench-out .pytest_cache .cache

@@ -69,6 +69,19 @@ output_options = _together(
     ),
     click.option("-o", "--output", type=OUTPUT_FILE, help="Write to FILE; the format follows its extension."),
 )
+walk_options = _together(
+    click.option("--depth", type=click.IntRange(min=1), help="Stop after N hops (tables, or columns)."),
+    click.option("--show-transformations", is_flag=True, help="Show the statements between datasets."),
+    click.option("--predicates", is_flag=True, help="Column lineage: follow predicate edges too."),
+)
+
+
+def direction_option(help_text: str) -> Callable[[F], F]:
+    return click.option(
+        "--direction", type=click.Choice(("up", "down", "both")), default="both", show_default=True, help=help_text
+    )
+
+
 plan_options = _together(
     click.option(
         "--walkplan",
@@ -325,9 +338,7 @@ def _walk_command(direction: str) -> Callable[..., None]:
     word = "upstream" if direction == "up" else "downstream"
 
     @click.argument("name")
-    @click.option("--depth", type=click.IntRange(min=1), help="Stop after N hops (tables, or columns).")
-    @click.option("--show-transformations", is_flag=True, help="Show the statements between datasets.")
-    @click.option("--predicates", is_flag=True, help="Column lineage: follow predicate edges too.")
+    @walk_options
     @plan_options
     @level_options
     @picture_options
@@ -361,6 +372,40 @@ def _walk_command(direction: str) -> Callable[..., None]:
 
 cli.command(name="up")(_walk_command("up"))
 cli.command(name="down")(_walk_command("down"))
+
+
+@cli.command()
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+@direction_option("Walk upstream and downstream of NAME, or one way only.")
+@walk_options
+@plan_options
+@level_options
+@store_option
+@click.option("-o", "--output", type=OUTPUT_FILE, help="Write the page to FILE.html instead of opening it.")
+@click.option("--no-open", "no_open", is_flag=True, help="Print the page on standard output instead of opening it.")
+def view(**options: Any) -> None:  # noqa: ANN401 - the options above, as click passes them
+    """Draw the lineage around NAME in the browser: one self-contained HTML page.
+
+    The queried node sits in the middle, what it comes from in columns to the left, what it
+    feeds to the right.  Click a node to centre it; the +/- on a table or group unfolds its
+    columns or members; the level, the search box (SQL LIKE: `stg.%`) and the predicate
+    switch are in the bar.  The page needs no network.  NAME and the walk options are those of
+    `lineage up`; --level is the level the page opens at (it can be changed there).
+
+    \b
+    Example:
+      lineage view mart.sales_daily
+      lineage view mart.sales_daily.revenue_usd -o revenue.html
+      lineage view 'dwh.fct_%' --depth 2 --level schema --no-open > fct.html
+    """
+    from lineage_cli.commands.view import run_view
+
+    if options["walkplan"] and (options["show_transformations"] or options["predicates"]):
+        raise click.UsageError("--walkplan replaces --show-transformations and --predicates")
+    if options["output"] and options["no_open"]:
+        raise click.UsageError("-o writes the page to a file and --no-open prints it: give one of them")
+    options["open_browser"] = not options.pop("no_open")
+    sys.exit(run_view(options))
 
 
 @cli.command()
@@ -554,13 +599,7 @@ def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool
     show_default=True,
     help="Export format.",
 )
-@click.option(
-    "--direction",
-    type=click.Choice(("up", "down", "both")),
-    default="both",
-    show_default=True,
-    help="With NAME: the statements upstream, downstream or both ways of it.",
-)
+@direction_option("With NAME: the statements upstream, downstream or both ways of it.")
 @click.option(
     "--walkplan", help="With NAME: the walkplan (name or file) that picks the statements [default: transformations]."
 )

@@ -102,6 +102,24 @@ def hive_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate_warehouse(tmp_path_factory.mktemp("wh_hive"), "--tables", "2000", "--dialect", "hive")
 
 
+@pytest.fixture(scope="session")
+def hive_harvest(hive_warehouse: Path):
+    """The generated 2,000-table warehouse's SQL harvested (once per test session: it takes seconds)."""
+    from lineage_cli.harvest.batch import harvest
+
+    return harvest([hive_warehouse / "sql"], dialect="hive")
+
+
+@pytest.fixture(scope="session")
+def hive_store(hive_harvest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated 2,000-table warehouse in a store file."""
+    from lineage_cli.store.writer import write_store
+
+    path = tmp_path_factory.mktemp("hive_store") / "graph.lin"
+    write_store(hive_harvest.graph, path, {"default_schema": None})
+    return path
+
+
 @pytest.fixture(scope="module")
 def store(warehouse_store: Path):
     """The fixture warehouse's store, opened."""

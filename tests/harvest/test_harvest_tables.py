@@ -64,9 +64,9 @@ def test_fixture_warehouse_statements_and_provenance() -> None:
     assert seen == read_golden("expected_statements.txt")
 
 
-def test_generated_warehouse_reproduces_ground_truth(hive_warehouse) -> None:
+def test_generated_warehouse_reproduces_ground_truth(hive_warehouse, hive_harvest) -> None:
     truth = json.loads((hive_warehouse / "ground_truth.json").read_text())
-    result = harvest([hive_warehouse / "sql"], dialect="hive")
+    result = hive_harvest
     assert result.errors == []
     assert table_edges(result.graph) == {tuple(edge) for edge in truth["table_edges"]}
     assert result.lineage_statements == truth["n_statements"]
