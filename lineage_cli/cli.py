@@ -444,9 +444,17 @@ def walkplans(name: str | None) -> None:
     help="Input format [default: from the file's extension].",
 )
 @click.option("--replace", is_flag=True, help="Replace the store instead of merging into it.")
+@click.option(
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    metavar="NS",
+    help="openlineage: datasets of namespace NS are named without it (repeatable) [default: default]; "
+    "others keep it, as NS/name (hive://cluster/dwh.sales) or NS:name (bigquery:p.ds.t).",
+)
 @store_option
 @no_wait_option
-def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool) -> None:
+def import_(file: str, fmt: str | None, replace: bool, namespaces: tuple[str, ...], store: str, no_wait: bool) -> None:
     """Merge lineage from another tool into the store.
 
     \b
@@ -465,10 +473,11 @@ def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool
       lineage import edges.csv
       lineage import hive_lineage.log --format hive
       lineage import events.json --format openlineage
+      lineage import events.json --format openlineage --namespace hive://cluster
     """
     from lineage_cli.commands.import_ import run_import
 
-    sys.exit(run_import(file, fmt, store, replace, wait=not no_wait))
+    sys.exit(run_import(file, fmt, store, replace, wait=not no_wait, namespaces=namespaces))
 
 
 @cli.command()

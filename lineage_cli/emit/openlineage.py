@@ -9,6 +9,13 @@ column edges (the ``fwd_statement`` of an edge names the transformation it came 
 projection edges as DIRECT ``fields`` entries, predicate edges, which gate the whole output
 table, as INDIRECT ``dataset`` entries; masking subtypes become ``masking: true``.
 
+Datasets are named as OpenLineage's naming spec has it (``facets.address``): a file location under its
+scheme and authority with the ``datasetType`` FILE, a table under the namespace ``Namespaces`` gives its
+schema or catalog (the longest configured prefix of its name), else the default one.  Inputs and outputs are
+listed by namespace and name.  Every job carries the ``jobType`` facet (a BATCH QUERY of the ``lineage``
+integration) and, when the store knows where its statement is, ``sourceCodeLocation``: the file and line, in
+the repository when one is known (``Repository``).
+
 Two custom facets carry what OpenLineage has no place for, so that ``lineage import --format
 openlineage`` reads an export back unchanged: the run facet ``lineage_statement`` (the statement's
 node name and its file and line, and ``approximate: true`` for a statement that did not parse, whose
@@ -25,8 +32,10 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from lineage_cli.errors import InputError
@@ -37,9 +46,12 @@ from lineage_cli.facets import (
     EDGE_FACET,
     EVENT_SCHEMA,
     FACET_SCHEMAS,
+    FILE_TYPE,
     INDIRECT_SUBTYPES,
+    JOB_TYPE,
     PRODUCER,
     STATEMENT_FACET,
+    address,
 )
 from lineage_cli.model import EdgeType, NodeFlag, NodeKind, subtypes_from_flags
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK
@@ -61,6 +73,107 @@ def event_time(text: str | None) -> str:
     if moment.tzinfo is None:
         raise InputError(f"--event-time {text!r} needs a time zone, e.g. 2024-01-31T06:00:00Z")
     return moment.isoformat()
+
+
+@dataclass(frozen=True, slots=True)
+class Namespaces:
+    """Where tables go: the namespace of each configured schema or catalog (a prefix of table names, matched
+    case-insensitively, the longest first), else ``default``.
+
+    >>> spaces = Namespaces("hive://c", {"dwh": "postgres://db:5432", "lake.raw": "s3a://lake"})
+    >>> spaces.of("dwh.sales"), spaces.of("ods.x"), spaces.of("Lake.Raw.events"), spaces.of("lake.other.t")
+    ('postgres://db:5432', 'hive://c', 's3a://lake', 'hive://c')
+    """
+
+    default: str = "default"
+    schemas: Mapping[str, str] = field(default_factory=dict)
+
+    def of(self, table: str) -> str:
+        parts = table.lower().split(".")
+        lowered = {prefix.lower(): namespace for prefix, namespace in self.schemas.items()}
+        for end in range(len(parts) - 1, 0, -1):
+            namespace = lowered.get(".".join(parts[:end]))
+            if namespace is not None:
+                return namespace
+        return self.default
+
+
+def namespaces(options: Iterable[str], setting: Mapping[str, Any] | None = None) -> Namespaces:
+    """The namespaces of ``--namespace`` options (``NS`` for the default, ``SCHEMA=NS`` for a schema or
+    catalog) over a flow manifest's setting (``{"default": NS, "schemas": {SCHEMA: NS}}``, from the store's
+    meta): an option beats the manifest for the same schema, and for the default.
+
+    >>> namespaces(["hive://c", "dwh=pg://db"], {"default": "x", "schemas": {"dwh": "y", "ods": "z"}})
+    Namespaces(default='hive://c', schemas={'dwh': 'pg://db', 'ods': 'z'})
+    """
+    setting = setting or {}
+    default = str(setting.get("default") or "default")
+    schemas = {str(prefix): str(namespace) for prefix, namespace in dict(setting.get("schemas") or {}).items()}
+    for option in options:
+        prefix, equals, namespace = option.partition("=")
+        if not equals or "://" in prefix or ":" in prefix:  # a URI with a query string is a default
+            default = option
+        elif not prefix or not namespace:
+            raise InputError(f"--namespace {option!r}: give NAMESPACE or SCHEMA=NAMESPACE")
+        else:
+            schemas[prefix] = namespace
+    if not default:
+        raise InputError("--namespace: the namespace is empty")
+    return Namespaces(default, schemas)
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    """The repository the harvested SQL files are in, for ``sourceCodeLocation``: its URL as git has it
+    (``url``), a web URL whose ``/blob/VERSION/PATH`` shows a file (GitHub, GitLab, Gitea; None when the URL
+    gives none), the commit, and the folder file names are relative to (``root``; None: as stored)."""
+
+    url: str | None = None
+    web: str | None = None
+    version: str | None = None
+    root: Path | None = None
+
+    def location(self, file: str, line: int) -> dict[str, Any]:
+        """The facet's fields for ``file`` at ``line``: in the repository when the file is in it, else a file URI."""
+        path = Path(file)
+        if self.root is not None:
+            absolute = path if path.is_absolute() else (Path.cwd() / path)
+            try:
+                path = absolute.resolve().relative_to(self.root)
+            except ValueError:  # outside the repository: the file as it is
+                return _file_location(absolute, line)
+        if self.url is None:
+            return _file_location(path if path.is_absolute() else Path.cwd() / path, line)
+        fields: dict[str, Any] = {"type": "git", "repoUrl": self.url, "path": path.as_posix()}
+        if self.version:
+            fields["version"] = self.version
+        web = self.web or self.url
+        fields["url"] = f"{web}/blob/{self.version or 'HEAD'}/{path.as_posix()}#L{line}"
+        return fields
+
+
+def _file_location(path: Path, line: int) -> dict[str, Any]:
+    return {"type": "file", "url": f"{path.absolute().as_uri()}#L{line}", "path": path.as_posix()}
+
+
+def web_url(remote: str) -> str | None:
+    """The https URL of a git remote (``git@host:owner/repo.git``, ``ssh://git@host/owner/repo``), or None.
+
+    >>> web_url("git@github.com:acme/etl.git"), web_url("https://gitlab.com/acme/etl"), web_url("/srv/etl.git")
+    ('https://github.com/acme/etl', 'https://gitlab.com/acme/etl', None)
+    """
+    text = remote.strip().removesuffix("/").removesuffix(".git")
+    if text.startswith(("https://", "http://")):
+        scheme, _, rest = text.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"  # no credentials in a URL we write
+    if text.startswith("ssh://"):
+        rest = text.removeprefix("ssh://").rpartition("@")[2]
+        host, _, path = rest.partition("/")
+        return f"https://{host.partition(':')[0]}/{path}"
+    if "@" in text and ":" in text and "://" not in text:
+        host, _, path = text.rpartition("@")[2].partition(":")
+        return f"https://{host}/{path}"
+    return None
 
 
 @dataclass(slots=True)
@@ -93,11 +206,18 @@ class _Graph:
 
 
 def to_events(
-    store: Store, namespace: str, job_namespace: str, time: str = DEFAULT_EVENT_TIME, only: set[int] | None = None
+    store: Store,
+    namespace: str | Namespaces,
+    job_namespace: str,
+    time: str = DEFAULT_EVENT_TIME,
+    only: set[int] | None = None,
+    repository: Repository | None = None,
 ) -> list[dict]:
-    """One RunEvent per transformation node (those in ``only`` when given), in name order."""
+    """One RunEvent per transformation node (those in ``only`` when given), in name order; tables in
+    ``namespace`` (one for all, or ``Namespaces``), statements' files in ``repository`` when given."""
     graph = _read(store)
-    naming = _Naming(namespace, job_namespace, time)
+    spaces = namespace if isinstance(namespace, Namespaces) else Namespaces(namespace)
+    naming = _Naming(spaces, job_namespace, time, repository or Repository())
     events = []
     for node, kind in enumerate(graph.kinds):
         if kind == NodeKind.TRANSFORMATION and (only is None or node in only):
@@ -152,9 +272,15 @@ def _read(store: Store) -> _Graph:
 
 @dataclass(frozen=True, slots=True)
 class _Naming:
-    namespace: str
+    namespaces: Namespaces
     job_namespace: str
     time: str
+    repository: Repository
+
+    def address(self, name: str) -> tuple[str, str, bool]:
+        """A dataset's namespace, its name in it, and whether it is a file."""
+        namespace, local, is_file = address(name)
+        return namespace or self.namespaces.of(name), local, is_file
 
     def run_id(self, job: str) -> str:
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.job_namespace}/{job}@{self.time}"))
@@ -182,16 +308,24 @@ def _event(
                 job={"namespace": naming.job_namespace, "name": parent},
             )
     inputs, outputs = _datasets(graph, statement)
+    job_facets = {"jobType": naming.facet("jobType", **JOB_TYPE)}
+    if provenance:
+        job_facets["sourceCodeLocation"] = naming.facet("sourceCodeLocation", **naming.repository.location(*provenance))
     return {
         "eventType": "COMPLETE",
         "eventTime": naming.time,
         "producer": PRODUCER,
         "schemaURL": EVENT_SCHEMA,
         "run": {"runId": naming.run_id(name), "facets": run_facets},
-        "job": {"namespace": naming.job_namespace, "name": job},
-        "inputs": [_input(graph, dataset, statement, naming) for dataset in inputs],
-        "outputs": [_output(graph, dataset, statement, naming) for dataset in outputs],
+        "job": {"namespace": naming.job_namespace, "name": job, "facets": job_facets},
+        "inputs": _listed(_input(graph, dataset, statement, naming) for dataset in inputs),
+        "outputs": _listed(_output(graph, dataset, statement, naming) for dataset in outputs),
     }
+
+
+def _listed(datasets: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Datasets by namespace and name: the order does not depend on how an import named them."""
+    return sorted(datasets, key=lambda dataset: (dataset["namespace"], dataset["name"]))
 
 
 def _datasets(graph: _Graph, statement: _Statement) -> tuple[list[int], list[int]]:
@@ -214,12 +348,13 @@ def _datasets(graph: _Graph, statement: _Statement) -> tuple[list[int], list[int
 
 
 def _dataset(graph: _Graph, dataset: int, naming: _Naming) -> dict[str, Any]:
-    kind = DATASET_TYPES.get(graph.kinds[dataset], {"datasetType": "TABLE"})
+    namespace, name, is_file = naming.address(graph.names[dataset])
+    kind = FILE_TYPE if is_file else DATASET_TYPES.get(graph.kinds[dataset], {"datasetType": "TABLE"})
     facets = {"datasetType": naming.facet("datasetType", **kind)}
     if columns := graph.columns.get(dataset):
         fields = [{"name": graph.field_name(column)} for column in columns]
         facets["schema"] = naming.facet("schema", fields=fields)
-    return {"namespace": naming.namespace, "name": graph.names[dataset], "facets": facets}
+    return {"namespace": namespace, "name": name, "facets": facets}
 
 
 def _input(graph: _Graph, dataset: int, statement: _Statement, naming: _Naming) -> dict[str, Any]:
@@ -254,16 +389,16 @@ def _column_lineage(graph: _Graph, dataset: int, statement: _Statement, naming: 
         if graph.container(target) == dataset and graph.container(source) is not None:
             steps.setdefault(target, {}).setdefault(source, []).extend(_indirect(bits))
     fields = {
-        column: [
-            _input_field(graph, source, graph.container(source), found[source], naming) for source in sorted(found)
-        ]
+        column: _by_address(
+            _input_field(graph, source, graph.container(source), found[source], naming) for source in found
+        )
         for column, found in steps.items()
     }
-    gates = [
+    gates = _by_address(
         _input_field(graph, source, table, _indirect(bits), naming)
-        for source, target, bits in sorted(statement.predicates)
+        for source, target, bits in statement.predicates
         if target == dataset and (table := graph.container(source)) is not None
-    ]
+    )
     if not fields and not gates:
         return None
     lineage = naming.facet(
@@ -275,12 +410,18 @@ def _column_lineage(graph: _Graph, dataset: int, statement: _Statement, naming: 
     return lineage
 
 
+def _by_address(references: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Input fields by namespace, name and field (a field gating a dataset in several ways: in subtype order)."""
+    return sorted(references, key=lambda r: (r["namespace"], r["name"], r["field"], str(r["transformations"])))
+
+
 def _input_field(
     graph: _Graph, column: int, table: int, transformations: list[dict[str, Any]], naming: _Naming
 ) -> dict[str, Any]:
+    namespace, name, _ = naming.address(graph.names[table])
     return {
-        "namespace": naming.namespace,
-        "name": graph.names[table],
+        "namespace": namespace,
+        "name": name,
         "field": graph.field_name(column),
         "transformations": transformations,
     }
