@@ -156,6 +156,19 @@ def _file_location(path: Path, line: int) -> dict[str, Any]:
     return {"type": "file", "url": f"{path.absolute().as_uri()}#L{line}", "path": path.as_posix()}
 
 
+def public_url(remote: str) -> str:
+    """A git remote's URL without the credentials an https remote may carry (``https://TOKEN@host/...``).
+
+    >>> public_url("https://x-token:s3cret@github.com/acme/etl.git"), public_url("git@github.com:acme/etl.git")
+    ('https://github.com/acme/etl.git', 'git@github.com:acme/etl.git')
+    """
+    scheme, separator, rest = remote.strip().partition("://")
+    if not separator:
+        return remote.strip()
+    host, slash, path = rest.partition("/")
+    return f"{scheme}://{host.rpartition('@')[2]}{slash}{path}"
+
+
 def web_url(remote: str) -> str | None:
     """The https URL of a git remote (``git@host:owner/repo.git``, ``ssh://git@host/owner/repo``), or None.
 
