@@ -408,3 +408,150 @@ def test_a_statement_read_approximately_says_so_and_reads_back_so(stores, tmp_pa
     store = open_store(copy)
     names, flags = store.names(), store.array("node_flags")
     assert {names[n] for n in range(store.node_count) if flags[n] & NodeFlag.APPROXIMATE.bit} == flagged
+
+
+FILES_SQL = """CREATE TABLE stg.orders (id INT, amount DOUBLE);
+LOAD DATA INPATH 's3a://lake/raw/orders/' INTO TABLE stg.orders;
+INSERT OVERWRITE DIRECTORY 'hdfs://nn:8020/exports/orders' SELECT id, amount FROM stg.orders;
+INSERT INTO ods.orders SELECT id, amount FROM stg.orders;
+INSERT INTO dwh.orders SELECT id, amount FROM ods.orders;
+"""
+
+
+@pytest.fixture
+def files_store(tmp_path: Path) -> Path:
+    """Tables and file locations: an object store, HDFS and a local path."""
+    (tmp_path / "files.sql").write_text(FILES_SQL)
+    (tmp_path / "local.sql").write_text("-- dialect: postgres\nCOPY stg.orders FROM '/data/in/orders.csv';\n")
+    store = tmp_path / "files.lin"
+    write_store(harvest([tmp_path], dialect="hive").graph, store, {})
+    return store
+
+
+def addresses(events: list[dict]) -> set[tuple[str, str, str]]:
+    return {
+        (d["namespace"], d["name"], d["facets"]["datasetType"]["datasetType"])
+        for e in events
+        for d in (*e["inputs"], *e["outputs"])
+    }
+
+
+def test_files_export_under_scheme_and_authority_and_tables_under_their_schemas_namespace(files_store, tmp_path):
+    spaces = ("--namespace", "hive://c", "--namespace", "dwh=postgres://db:5432")
+    first = tmp_path / "first.json"
+    events = export(files_store, first, *spaces)
+    assert_valid_openlineage(first)
+    assert addresses(events) == {
+        ("s3a://lake", "raw/orders/", "FILE"),
+        ("hdfs://nn:8020", "/exports/orders", "FILE"),
+        ("file", "/data/in/orders.csv", "FILE"),
+        ("hive://c", "stg.orders", "TABLE"),
+        ("hive://c", "ods.orders", "TABLE"),
+        ("postgres://db:5432", "dwh.orders", "TABLE"),
+    }
+    lineage = [d["facets"]["columnLineage"] for e in events for d in e["outputs"] if d["name"] == "dwh.orders"]
+    assert {f["namespace"] for f in lineage[0]["fields"]["id"]["inputFields"]} == {"hive://c"}
+    # Imported with hive://c as the plain namespace, each node is named as harvested but dwh.orders, which keeps
+    # its namespace; exported again with the same options, the events are the same
+    copy = tmp_path / "copy.lin"
+    outcome = CliRunner().invoke(
+        cli, ["import", str(first), "--format", "openlineage", "--namespace", "hive://c", "--store", str(copy)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    kinds = read_store(copy).kinds
+    datasets = {name for name, kind in kinds.items() if kind.is_dataset}
+    assert datasets == {"s3a://lake/raw/orders/", "hdfs://nn:8020/exports/orders", "/data/in/orders.csv",
+                        "stg.orders", "ods.orders", "postgres://db:5432/dwh.orders"}  # fmt: skip
+    export(copy, tmp_path / "second.json", *spaces)
+    assert (tmp_path / "second.json").read_bytes() == first.read_bytes()
+
+
+def test_import_keeps_namespaces_so_same_names_of_two_sources_do_not_merge(tmp_path) -> None:
+    def event(namespace: str, run: str) -> dict:
+        return {**FOREIGN[0], "run": {"runId": run}, "inputs": [{"namespace": namespace, "name": "shop.orders"}],
+                "outputs": [{"namespace": "bigquery", "name": "proj.ds.orders"}]}  # fmt: skip
+
+    events = tmp_path / "two.jsonl"
+    events.write_text(json.dumps(event("postgres://a:5432", "r1")) + "\n" + json.dumps(event("mysql://b", "r2")) + "\n")
+    for plain, expected in (
+        ((), {"postgres://a:5432/shop.orders", "mysql://b/shop.orders", "bigquery:proj.ds.orders"}),
+        (("--namespace", "postgres://a:5432"), {"shop.orders", "mysql://b/shop.orders", "bigquery:proj.ds.orders"}),
+    ):
+        store = tmp_path / f"g{len(plain)}.lin"
+        outcome = CliRunner().invoke(
+            cli, ["import", str(events), "--format", "openlineage", *plain, "--store", str(store)]
+        )
+        assert outcome.exit_code == 0, outcome.output
+        assert {name for name, kind in read_store(store).kinds.items() if kind.is_dataset} == expected
+    again = export(tmp_path / "g0.lin", tmp_path / "again.json")
+    assert {(n, name) for n, name, _ in addresses(again)} == {
+        ("postgres://a:5432", "shop.orders"), ("mysql://b", "shop.orders"), ("bigquery", "proj.ds.orders")
+    }  # fmt: skip
+
+
+def test_a_manifests_namespaces_reach_the_export_and_options_beat_them(tmp_path, monkeypatch) -> None:
+    (tmp_path / "load.sql").write_text("INSERT INTO ods.orders SELECT id FROM stg.orders;\n")
+    (tmp_path / "flow.yaml").write_text(
+        "namespace: hive://cluster\nnamespaces: {ods: 'postgres://ods:5432'}\n"
+        "entries:\n  - {workflow: wf, module: load, sql_file: load.sql}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    outcome = CliRunner().invoke(cli, ["harvest", "--manifest", "flow.yaml", "--store", "g.lin", "-q", "--no-cache"])
+    assert outcome.exit_code == 0, outcome.output
+    manifest_only = addresses(export(tmp_path / "g.lin", tmp_path / "a.json"))
+    assert {(n, name) for n, name, _ in manifest_only} == {("hive://cluster", "stg.orders"),
+                                                           ("postgres://ods:5432", "ods.orders")}  # fmt: skip
+    overridden = addresses(export(tmp_path / "g.lin", tmp_path / "b.json", "--namespace", "ods=x://y"))
+    assert {(n, name) for n, name, _ in overridden} == {("hive://cluster", "stg.orders"), ("x://y", "ods.orders")}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("namespaces: [a, b]\nentries:\n  - {workflow: wf, module: load, sql_file: load.sql}\n")
+    refused = CliRunner().invoke(cli, ["harvest", "--manifest", "bad.yaml", "--store", "h.lin", "-q"])
+    assert refused.exit_code == 2 and "'namespaces' must map schemas to namespaces" in refused.output
+
+
+def git(folder: Path, *arguments: str) -> str:
+    import subprocess
+
+    command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments]
+    return subprocess.run(command, cwd=folder, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_jobs_say_their_type_and_where_their_sql_is_in_the_repository(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    if shutil.which("git") is None:
+        from tests.conftest import skip_for_want_of
+
+        skip_for_want_of("git")
+    repo = tmp_path / "etl"
+    (repo / "sql").mkdir(parents=True)
+    (repo / "sql" / "a.sql").write_text("-- load\nINSERT INTO ods.orders SELECT id FROM stg.orders;\n")
+    git(repo, "init", "-q")
+    git(repo, "remote", "add", "origin", "https://x-token:s3cret@github.com/acme/etl.git")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "sql")
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.chdir(repo)
+    assert CliRunner().invoke(cli, ["harvest", "sql", "--store", "g.lin", "-q", "--no-cache"]).exit_code == 0
+    (event,) = export(repo / "g.lin", tmp_path / "e.json")
+    assert_valid_openlineage(tmp_path / "e.json")
+    facets = event["job"]["facets"]
+    assert {k: facets["jobType"][k] for k in ("processingType", "integration", "jobType")} == {
+        "processingType": "BATCH", "integration": "lineage", "jobType": "QUERY"}  # fmt: skip
+    location = {k: v for k, v in facets["sourceCodeLocation"].items() if not k.startswith("_")}
+    assert location == {
+        "type": "git",
+        "repoUrl": "https://github.com/acme/etl.git",  # without the token
+        "path": "sql/a.sql",
+        "version": head,
+        "url": f"https://github.com/acme/etl/blob/{head}/sql/a.sql#L2",
+    }
+    (given,) = export(repo / "g.lin", tmp_path / "f.json", "--repo-url", "git@gitlab.com:acme/etl.git")
+    assert (
+        given["job"]["facets"]["sourceCodeLocation"]["url"] == f"https://gitlab.com/acme/etl/blob/{head}/sql/a.sql#L2"
+    )
+    monkeypatch.chdir(tmp_path)  # outside the checkout: the file, as a file URI
+    (outside,) = export(repo / "g.lin", tmp_path / "g.json")
+    assert {k: v for k, v in outside["job"]["facets"]["sourceCodeLocation"].items() if not k.startswith("_")} == {
+        "type": "file", "url": f"{(tmp_path / 'sql' / 'a.sql').as_uri()}#L2", "path": str(tmp_path / "sql" / "a.sql")
+    }  # fmt: skip

@@ -293,3 +293,40 @@ def test_kafka_without_confluent_kafka_says_what_to_install(flow_store) -> None:
         assert outcome.exit_code == 2 and "pip install 'lineage-cli[openlineage]'" in outcome.output
     else:
         pytest.skip("confluent-kafka is installed: the message for its absence cannot be seen")
+
+
+PROBE = """
+import sys
+from lineage_cli.cli import cli
+for arguments, status in {commands!r}:
+    try:
+        cli(arguments, prog_name="lineage", standalone_mode=False)
+        code = 0
+    except SystemExit as end:
+        code = end.code
+    assert code == status, (arguments, code)
+    pushed = sorted(m for m in sys.modules if m.split(".")[0] in ("openlineage", "confluent_kafka"))
+    assert not pushed, (arguments, pushed)
+"""
+
+
+def test_no_command_but_a_kafka_push_imports_openlineage_or_kafka_clients(flow_store, tmp_path) -> None:
+    """openlineage-python costs about a second to import, confluent-kafka a native library: an export to a file,
+    to standard output or over HTTP, and every query, import neither."""
+    import subprocess
+    import sys
+
+    store = ["--store", str(flow_store)]
+    commands = [
+        (["export", *store, "-o", str(tmp_path / "e.json")], 0),
+        (["export", *store], 0),
+        (["export", *store, "--to", f"file://{tmp_path / 'f.json'}"], 0),
+        (["export", *store, "--to", f"http://127.0.0.1:{free_port()}", "--retries", "0"], 1),  # refused
+        (["up", "dwh.sales_stats", *store, "--format", "json"], 0),
+        (["down", "ods.orders", *store, "--format", "json"], 0),
+        (["path", "ods.orders", "dwh.sales_stats", *store, "--format", "json"], 0),
+        (["io", "wf_sales", *store, "--format", "json"], 0),
+        (["stats", *store], 0),
+    ]
+    run = subprocess.run([sys.executable, "-c", PROBE.format(commands=commands)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
