@@ -42,12 +42,14 @@ test: install
 # Harvest throughput and cold queries (bench/run.py), then walks on the 1M-node / 5M-edge graph against
 # SQLite, networkx and a compiled BFS (bench/graph.py: about 2 minutes on 2 cores once its inputs are
 # cached in bench-out/; `make bench BENCH_ARGS=--small` for a quick run on a 100k-node graph), then a
-# table answer with and without a walkplan on that graph (bench/plans.py).
+# table answer with and without a walkplan on that graph (bench/plans.py), and OpenLineage events pushed a second
+# to a local consumer (bench/push.py).
 bench: install
 	$(BIN)/python bench/harvest.py
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/graph.py $(BENCH_ARGS)
 	$(BIN)/python bench/plans.py $(BENCH_ARGS)
+	$(BIN)/python bench/push.py
 
 lint: install
 	$(BIN)/ruff check .

@@ -44,3 +44,19 @@ def test_the_graph_bench_engines_run_and_agree_on_a_tiny_graph(tmp_path: Path, b
         assert reached == compiled.get(query.key, {"nodes": reached})["nodes"], query.label
         if query.key in bench_graph.DEEP:
             assert ours[query.key]["api_answer"][0] >= 1, query.label  # the public API call answered
+
+
+def test_the_push_bench_delivers_every_event_of_a_small_warehouse(tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    monkeypatch.syspath_prepend(str(BENCH))
+    for name in ("push", "harvest", "processes"):
+        sys.modules.pop(name, None)
+    import harvest
+    import push  # bench/push.py, as `make bench` runs it
+
+    monkeypatch.setattr(harvest, "OUT", tmp_path)
+    monkeypatch.setattr(push, "OUT", tmp_path)
+    generate_warehouse(tmp_path / "wh_hive_30", "--tables", "30", "--dialect", "hive")
+    monkeypatch.setattr(sys, "argv", ["push.py", "--tables", "30"])
+    push.main()  # asserts that every event was sent, each way
+    printed = capsys.readouterr().out
+    assert "OpenLineage events" in printed and printed.count("events/s") == 3
