@@ -38,6 +38,9 @@ def run_import(
     if chosen is None:
         print(f"error: cannot tell the format of {path}; pass --format", file=sys.stderr)
         return 2
+    if namespaces and chosen != "openlineage":
+        print(f"error: --namespace is for --format openlineage, not {chosen}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     try:
         imported = import_file(Path(path), chosen, *([frozenset(namespaces)] if namespaces else []))

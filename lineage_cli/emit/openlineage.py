@@ -87,12 +87,16 @@ class Namespaces:
 
     default: str = "default"
     schemas: Mapping[str, str] = field(default_factory=dict)
+    _lowered: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lowered = {prefix.lower(): namespace for prefix, namespace in self.schemas.items()}
+        object.__setattr__(self, "_lowered", lowered)  # (frozen: set once, here)
 
     def of(self, table: str) -> str:
         parts = table.lower().split(".")
-        lowered = {prefix.lower(): namespace for prefix, namespace in self.schemas.items()}
         for end in range(len(parts) - 1, 0, -1):
-            namespace = lowered.get(".".join(parts[:end]))
+            namespace = self._lowered.get(".".join(parts[:end]))
             if namespace is not None:
                 return namespace
         return self.default

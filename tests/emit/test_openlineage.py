@@ -555,3 +555,18 @@ def test_jobs_say_their_type_and_where_their_sql_is_in_the_repository(tmp_path, 
     assert {k: v for k, v in outside["job"]["facets"]["sourceCodeLocation"].items() if not k.startswith("_")} == {
         "type": "file", "url": f"{(tmp_path / 'sql' / 'a.sql').as_uri()}#L2", "path": str(tmp_path / "sql" / "a.sql")
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["export", "--namespace", "=hive://c"], "give NAMESPACE or SCHEMA=NAMESPACE"),
+        (["export", "--namespace", "dwh="], "give NAMESPACE or SCHEMA=NAMESPACE"),
+        (["import", "edges.csv", "--namespace", "hive://c"], "--namespace is for --format openlineage, not csv"),
+    ],
+)
+def test_namespace_options_that_cannot_be_used_exit_2(stores, tmp_path, monkeypatch, command, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "edges.csv").write_text("source,target\na.b,c.d\n")
+    outcome = CliRunner().invoke(cli, [*command, "--store", str(stores["oozie"] if command[0] == "export" else "g")])
+    assert outcome.exit_code == 2 and message in outcome.output, outcome.output
