@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from lineage_cli.emit.push import Delivery, Target
 
 LISTED_FAILURES = 10  # failures named one by one in the summary; the rest are counted
+PROGRESS_EVERY = 10.0  # seconds between the progress lines of a push whose standard error is no terminal
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +126,8 @@ def _push(events: list[dict], to: Target, settings: PushSettings, api_key: str |
         batch=settings.batch,
         connections=settings.connections,
     )
-    if not sys.stderr.isatty():
-        delivery = push(events, to, policy, api_key)
+    if not sys.stderr.isatty():  # a log (CI, cron): a line every PROGRESS_EVERY seconds of a long push
+        delivery = push(events, to, policy, api_key, _progress_lines(len(events)))
     else:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -135,6 +139,21 @@ def _push(events: list[dict], to: Target, settings: PushSettings, api_key: str |
             delivery = push(events, to, policy, api_key, lambda done: progress.update(task, advance=done))
     _report(delivery, to)
     return 1 if delivery.failed else 0
+
+
+def _progress_lines(total: int) -> Callable[[int], None]:
+    settled, last = 0, time.monotonic()
+    lock = threading.Lock()
+
+    def advance(done: int) -> None:
+        nonlocal settled, last
+        with lock:
+            settled += done
+            if time.monotonic() - last >= PROGRESS_EVERY and settled < total:
+                last = time.monotonic()
+                print(f"pushing: {settled:,} of {total:,} events settled", file=sys.stderr, flush=True)
+
+    return advance
 
 
 def _report(delivery: Delivery, to: Target) -> None:

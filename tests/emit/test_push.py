@@ -330,3 +330,15 @@ def test_no_command_but_a_kafka_push_imports_openlineage_or_kafka_clients(flow_s
     ]
     run = subprocess.run([sys.executable, "-c", PROBE.format(commands=commands)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_a_long_push_to_a_log_says_how_far_it_got(flow_store, monkeypatch) -> None:
+    from lineage_cli.commands import export as command
+
+    monkeypatch.setattr(command, "PROGRESS_EVERY", 0.0)  # every event is a long time
+    with consumer() as server:
+        outcome = export_to(flow_store, server.url, "--connections", "1")
+    count = statements_of(flow_store)
+    lines = [line for line in outcome.output.splitlines() if line.startswith("pushing: ")]
+    assert outcome.exit_code == 0 and len(server.received) == count
+    assert lines == [f"pushing: {n} of {count} events settled" for n in range(1, count)]
