@@ -40,6 +40,10 @@ from lineage_cli.errors import InputError
 
 DEFAULT_ENDPOINT = "/api/v1/lineage"  # Marquez's, and what openlineage-python's HTTP transport posts to
 MAX_REASON = 200  # characters of a consumer's answer quoted in a failure's reason
+MAX_ANSWER = 64 * 1024  # bytes of an answer read; a longer one costs its connection, not the memory
+# What a request over a kept-alive connection meets when the consumer closed it while idle: sent again at once on a
+# new connection, uncounted (as urllib3 does), since the consumer never saw it
+_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,30 +212,34 @@ class _Http:
         self.opened: list[http.client.HTTPConnection] = []
         self.lock = threading.Lock()
 
-    def connection(self) -> http.client.HTTPConnection:
+    def connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection, and whether it has carried a request before."""
         connection = getattr(self.local, "connection", None)
-        if connection is None:
-            if self.secure:
-                connection = http.client.HTTPSConnection(
-                    self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
-                )
-            else:
-                connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-            self.local.connection = connection
-            with self.lock:
-                self.opened.append(connection)
-        return connection
+        if connection is not None:
+            return connection, True
+        if self.secure:
+            connection = http.client.HTTPSConnection(
+                self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
+            )
+        else:
+            connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        self.local.connection = connection
+        with self.lock:
+            self.opened.append(connection)
+        return connection, False
 
     def post(self, body: bytes) -> _Outcome:
-        connection = self.connection()
+        connection, reused = self.connection()
         try:
             connection.request("POST", self.path, body, self.headers)
             response = connection.getresponse()
-            answer = response.read(64 * 1024)
-            if response.will_close:
+            answer = response.read(MAX_ANSWER)
+            if response.will_close or not response.isclosed():  # closing, or more answer than is read
                 self.drop(connection)
         except (OSError, http.client.HTTPException) as error:  # refused, reset, timed out, a broken answer
             self.drop(connection)
+            if reused and isinstance(error, _STALE):  # a kept-alive connection the consumer had closed: no attempt
+                return self.post(body)
             return _Outcome(False, True, _connection_reason(error))
         if 200 <= response.status < 300:
             return _Outcome(True)
@@ -336,8 +344,7 @@ def _to_kafka(
     while pending:
         reports: dict[int, Any] = {}  # event -> its delivery error, None once delivered
         for index in pending:
-            producer.produce(to.topic, bodies[index], message_key(events[index]), partial(_report, reports, index))
-            producer.poll(0)
+            _produce(producer, to.topic, bodies[index], message_key(events[index]), partial(_report, reports, index))
         producer.flush(policy.timeout)
         again = []
         for index in pending:
@@ -360,6 +367,20 @@ def _to_kafka(
 
 
 _UNANSWERED = object()  # no delivery report came for a message before the flush timed out
+
+
+def _produce(producer: Producer, topic: str, body: bytes, key: str, callback: Callable[[Any, Any], None]) -> None:
+    """Queue one message, serving delivery reports (``poll``) while the producer's local queue is full."""
+    while True:
+        try:
+            producer.produce(topic, body, key, callback)
+        except BufferError:  # confluent-kafka's queue is full (100,000 messages by default): let it drain
+            producer.poll(0.5)
+            continue
+        except Exception as error:  # confluent-kafka's KafkaException (an unknown topic, ...): this event fails
+            callback(error, None)
+        producer.poll(0)
+        return
 
 
 def _report(reports: dict[int, Any], index: int, error: Any, _message: Any) -> None:

@@ -52,8 +52,9 @@ class Consumer:
 
 
 @contextmanager
-def consumer(answer: Answer = lambda request, before: (200, b"")) -> Iterator[Consumer]:
-    """A local OpenLineage consumer that records each POST and answers it with ``answer``."""
+def consumer(answer: Answer = lambda request, before: (200, b""), hang_up: bool = False) -> Iterator[Consumer]:
+    """A local OpenLineage consumer that records each POST and answers it with ``answer``; one that ``hang_up``s
+    closes each connection after its answer without saying so, as a consumer closing idle connections does."""
     lock = threading.Lock()
     server_side = Consumer("")
 
@@ -71,6 +72,7 @@ def consumer(answer: Answer = lambda request, before: (200, b"")) -> Iterator[Co
             self.send_header("Content-Length", str(len(text)))
             self.end_headers()
             self.wfile.write(text)
+            self.close_connection = hang_up
 
         def log_message(self, *args: object) -> None:  # quiet
             pass
@@ -127,6 +129,25 @@ def test_a_batch_posts_a_json_array_to_the_path_given(flow_store) -> None:
     bodies = [json.loads(r.body) for r in server.received]
     assert all(isinstance(body, list) for body in bodies) and sum(map(len, bodies)) == count
     assert len(bodies) == -(-count // 4) and {r.path for r in server.received} == {"/custom/lineage"}
+
+
+def test_a_kept_alive_connection_the_consumer_closed_is_replaced_without_an_attempt(flow_store) -> None:
+    with consumer(hang_up=True) as server:
+        outcome = export_to(flow_store, server.url, "--connections", "1", "--retries", "0")
+    count = statements_of(flow_store)
+    assert outcome.exit_code == 0, outcome.output
+    assert f"{count} sent, 0 failed, 0 retried" in outcome.output and len(server.received) == count
+
+
+def test_a_long_answer_is_quoted_short_and_costs_only_its_connection(flow_store) -> None:
+    def answer(request: Received, before: int) -> tuple[int, bytes]:
+        return (500, b"x" * 200_000) if before == 0 else (200, b"")
+
+    with consumer(answer) as server:
+        outcome = export_to(flow_store, server.url, "--connections", "1", "--retries", "0")
+    (reason,) = [line for line in outcome.output.splitlines() if line.startswith("error: event")]
+    assert outcome.exit_code == 1 and f"{statements_of(flow_store) - 1} sent, 1 failed" in outcome.output
+    assert reason.endswith("HTTP 500 Internal Server Error: " + "x" * 200)
 
 
 def test_503_twice_then_200_is_retried_and_delivered(flow_store) -> None:
@@ -236,16 +257,22 @@ class FakeProducer:
 
     def __init__(self, settings: dict[str, str], fail: Callable[[dict, int], FakeError | None]) -> None:
         self.settings, self.fail = settings, fail
+        self.full, self.unknown = 0, ""  # polls until a full queue drains; a job whose events produce() refuses
         self.produced: list[tuple[str, str | None, dict]] = []
         self.queued: list[tuple[Callable, dict, int]] = []
 
     def produce(self, topic: str, value: bytes, key: str | None, on_delivery: Callable) -> None:
         event = json.loads(value)
+        if self.full > 0:  # the local queue is full: poll() drains it
+            raise BufferError("Local: Queue full")
+        if event["job"]["name"] == self.unknown:
+            raise RuntimeError("KafkaError{code=_UNKNOWN_TOPIC}")
         tries = sum(1 for _, _, seen in self.produced if seen["run"]["runId"] == event["run"]["runId"])
         self.produced.append((topic, key, event))
         self.queued.append((on_delivery, event, tries))
 
     def poll(self, timeout: float) -> int:
+        self.full -= 1
         return 0
 
     def flush(self, timeout: float) -> int:
@@ -283,6 +310,18 @@ def test_kafka_delivers_with_keys_and_retries_retriable_errors(flow) -> None:
     assert all(key == message_key(event) for _, key, event in made[0].produced)
     parented = [event for event in events if "parent" in event["run"]["facets"]]
     assert parented and message_key(parented[0]).startswith("run:lineage/wf_")  # a flow's events share a key
+
+
+def test_kafka_waits_out_a_full_queue_and_fails_an_event_it_cannot_produce(flow) -> None:
+    from lineage_cli.emit.openlineage import to_events
+
+    events = to_events(flow, "default", "lineage")
+    fake = FakeProducer({}, lambda event, tries: None)
+    fake.full, fake.unknown = 3, events[-1]["job"]["name"]
+    delivery = push(events, target("kafka://b:9092/t"), Policy(delay=0, retries=0), producer=lambda _: fake)
+    refused = sum(1 for event in events if event["job"]["name"] == fake.unknown)
+    assert (delivery.sent, delivery.failed) == (len(events) - refused, refused) and len(fake.produced) == delivery.sent
+    assert all("_UNKNOWN_TOPIC" in failure.reason for failure in delivery.failures)
 
 
 def test_kafka_without_confluent_kafka_says_what_to_install(flow_store) -> None:
