@@ -1,8 +1,8 @@
 """Deliver OpenLineage events to a consumer: an HTTP(S) endpoint, a Kafka topic or a file (``--to``).
 
-``push`` sends events in batches (one event per request by default: Marquez's ``/api/v1/lineage``, DataHub's
-and OpenMetadata's OpenLineage endpoints take one event per request; ``batch`` > 1 posts a JSON array, for a
-consumer that accepts one) and retries a batch that met a 5xx answer or a connection error (refused, reset,
+``push`` sends events in batches (one event per request by default: Marquez's ``/api/v1/lineage`` takes one
+event per request, as does any consumer built for OpenLineage's own HTTP transport; ``batch`` > 1 posts a JSON
+array, for a consumer that accepts one) and retries a batch that met a 5xx answer or a connection error (refused, reset,
 timed out) after an exponential backoff, at most ``retries`` times; a 4xx answer, or any other, is final.  It
 returns what happened (``Delivery``: sent, failed with the reason, retries made) and raises nothing for a
 consumer's failure: the command reports and picks the exit code.
