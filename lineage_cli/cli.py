@@ -529,7 +529,12 @@ def import_(file: str, fmt: str | None, replace: bool, namespaces: tuple[str, ..
     help="With --to: the wait before the first retry, doubled for each next one (at most 30 s).",
 )
 @click.option(
-    "--timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True, help="With --to: per request."
+    "--timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --to: per request (Kafka: for the delivery reports of each round).",
 )
 @click.option(
     "--batch",
