@@ -3,7 +3,8 @@
 ``push`` sends events in batches (one event per request by default: Marquez's ``/api/v1/lineage`` takes one
 event per request, as does any consumer built for OpenLineage's own HTTP transport; ``batch`` > 1 posts a JSON
 array, for a consumer that accepts one) and retries a batch that met a 5xx answer or a connection error (refused, reset,
-timed out) after an exponential backoff, at most ``retries`` times; a 4xx answer, or any other, is final.  It
+timed out) after an exponential backoff, at most ``retries`` times; a 4xx answer, any other, or a certificate
+that does not verify is final.  It
 returns what happened (``Delivery``: sent, failed with the reason, retries made) and raises nothing for a
 consumer's failure: the command reports and picks the exit code.
 
@@ -240,7 +241,8 @@ class _Http:
             self.drop(connection)
             if reused and isinstance(error, _STALE):  # a kept-alive connection the consumer had closed: no attempt
                 return self.post(body)
-            return _Outcome(False, True, _connection_reason(error))
+            # a certificate that does not verify will not verify the next time either
+            return _Outcome(False, not isinstance(error, ssl.SSLCertVerificationError), _connection_reason(error))
         if 200 <= response.status < 300:
             return _Outcome(True)
         text = answer.decode("utf-8", "replace").strip().replace("\n", " ")

@@ -52,9 +52,12 @@ class Consumer:
 
 
 @contextmanager
-def consumer(answer: Answer = lambda request, before: (200, b""), hang_up: bool = False) -> Iterator[Consumer]:
+def consumer(
+    answer: Answer = lambda request, before: (200, b""), hang_up: bool = False, tls: tuple[Path, Path] | None = None
+) -> Iterator[Consumer]:
     """A local OpenLineage consumer that records each POST and answers it with ``answer``; one that ``hang_up``s
-    closes each connection after its answer without saying so, as a consumer closing idle connections does."""
+    closes each connection after its answer without saying so, as a consumer closing idle connections does; with
+    ``tls`` (certificate, key) it speaks HTTPS."""
     lock = threading.Lock()
     server_side = Consumer("")
 
@@ -78,9 +81,15 @@ def consumer(answer: Answer = lambda request, before: (200, b""), hang_up: bool 
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls:
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    server_side.url = f"http://127.0.0.1:{server.server_address[1]}"
+    server_side.url = f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
     try:
         yield server_side
     finally:
@@ -148,6 +157,27 @@ def test_a_long_answer_is_quoted_short_and_costs_only_its_connection(flow_store)
     (reason,) = [line for line in outcome.output.splitlines() if line.startswith("error: event")]
     assert outcome.exit_code == 1 and f"{statements_of(flow_store) - 1} sent, 1 failed" in outcome.output
     assert reason.endswith("HTTP 500 Internal Server Error: " + "x" * 200)
+
+
+def test_https_verifies_the_consumers_certificate_against_ssl_cert_file(flow_store, tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        from tests.conftest import skip_for_want_of
+
+        skip_for_want_of("openssl (to make the test consumer's certificate)")
+    certificate, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(certificate)],
+                   check=True, capture_output=True)  # fmt: skip
+    with consumer(tls=(certificate, key)) as server:
+        untrusted = export_to(flow_store, server.url, env={"SSL_CERT_FILE": str(tmp_path / "none")})
+        trusted = export_to(flow_store, server.url, env={"SSL_CERT_FILE": str(certificate)})
+    count = statements_of(flow_store)
+    assert untrusted.exit_code == 1 and "CERTIFICATE_VERIFY_FAILED" in untrusted.output
+    assert f"0 sent, {count} failed, 0 retried" in untrusted.output  # a certificate that fails is not tried again
+    assert trusted.exit_code == 0 and f"{count} sent, 0 failed" in trusted.output and len(server.received) == count
 
 
 def test_503_twice_then_200_is_retried_and_delivered(flow_store) -> None:
