@@ -1,12 +1,12 @@
 """Deliver OpenLineage events to a consumer: an HTTP(S) endpoint, a Kafka topic or a file (``--to``).
 
 ``push`` sends events in batches (one event per request by default: Marquez's ``/api/v1/lineage`` takes one
-event per request, as does any consumer built for OpenLineage's own HTTP transport; ``batch`` > 1 posts a JSON
-array, for a consumer that accepts one) and retries a batch that met a 5xx answer or a connection error (refused, reset,
-timed out) after an exponential backoff, at most ``retries`` times; a 4xx answer, any other, or a certificate
-that does not verify is final.  It
-returns what happened (``Delivery``: sent, failed with the reason, retries made) and raises nothing for a
-consumer's failure: the command reports and picks the exit code.
+event per request, as does any consumer built for OpenLineage's own HTTP transport; ``batch`` > 1 posts a
+JSON array, for a consumer that accepts one) and retries a batch that met a 5xx answer or a connection error
+(refused, reset, timed out) after an exponential backoff, at most ``retries`` times; a 4xx answer, any other,
+or a certificate that does not verify is final.  It returns what happened (``Delivery``: sent, failed with
+the reason, retries made) and raises nothing for a consumer's failure: the command reports and picks the
+exit code.
 
 Why not openlineage-python's transports: its HTTP transport sends one event per ``emit``, retries inside
 (urllib3 / httpx) where the retries cannot be counted, and raises on the first failure; its Kafka transport's
