@@ -18,15 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lineage_cli.emit.openlineage import (
-    Repository,
-    event_time,
-    namespaces,
-    public_url,
-    to_events,
-    to_json_lines,
-    web_url,
-)
+from lineage_cli.emit.naming import Repository, namespaces, public_url, web_url
+from lineage_cli.emit.openlineage import event_time, to_events, to_json_lines
 from lineage_cli.errors import InputError, LineageError
 from lineage_cli.store.reader import open_store
 from lineage_cli.walk.scope import Scope, scoped_statements

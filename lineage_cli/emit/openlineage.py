@@ -11,10 +11,10 @@ table, as INDIRECT ``dataset`` entries; masking subtypes become ``masking: true`
 
 Datasets are named as OpenLineage's naming spec has it (``facets.address``): a file location under its
 scheme and authority with the ``datasetType`` FILE, a table under the namespace ``Namespaces`` gives its
-schema or catalog (the longest configured prefix of its name), else the default one.  Inputs and outputs are
-listed by namespace and name.  Every job carries the ``jobType`` facet (a BATCH QUERY of the ``lineage``
-integration) and, when the store knows where its statement is, ``sourceCodeLocation``: the file and line, in
-the repository when one is known (``Repository``).
+schema or catalog, else the default one (``naming.Namespaces``).  Inputs and outputs are listed by namespace
+and name.  Every job carries the ``jobType`` facet (a BATCH QUERY of the ``lineage`` integration) and, when
+the store knows where its statement is, ``sourceCodeLocation``: the file and line, in the repository when
+one is known (``naming.Repository``).
 
 Two custom facets carry what OpenLineage has no place for, so that ``lineage import --format
 openlineage`` reads an export back unchanged: the run facet ``lineage_statement`` (the statement's
@@ -32,12 +32,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
+from lineage_cli.emit.naming import Namespaces, Repository
 from lineage_cli.errors import InputError
 from lineage_cli.facets import (
     DATASET_TYPES,
@@ -73,124 +73,6 @@ def event_time(text: str | None) -> str:
     if moment.tzinfo is None:
         raise InputError(f"--event-time {text!r} needs a time zone, e.g. 2024-01-31T06:00:00Z")
     return moment.isoformat()
-
-
-@dataclass(frozen=True, slots=True)
-class Namespaces:
-    """Where tables go: the namespace of each configured schema or catalog (a prefix of table names, matched
-    case-insensitively, the longest first), else ``default``.
-
-    >>> spaces = Namespaces("hive://c", {"dwh": "postgres://db:5432", "lake.raw": "s3a://lake"})
-    >>> spaces.of("dwh.sales"), spaces.of("ods.x"), spaces.of("Lake.Raw.events"), spaces.of("lake.other.t")
-    ('postgres://db:5432', 'hive://c', 's3a://lake', 'hive://c')
-    """
-
-    default: str = "default"
-    schemas: Mapping[str, str] = field(default_factory=dict)
-    _lowered: dict[str, str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        lowered = {prefix.lower(): namespace for prefix, namespace in self.schemas.items()}
-        object.__setattr__(self, "_lowered", lowered)  # (frozen: set once, here)
-
-    def of(self, table: str) -> str:
-        parts = table.lower().split(".")
-        for end in range(len(parts) - 1, 0, -1):
-            namespace = self._lowered.get(".".join(parts[:end]))
-            if namespace is not None:
-                return namespace
-        return self.default
-
-
-def namespaces(options: Iterable[str], setting: Mapping[str, Any] | None = None) -> Namespaces:
-    """The namespaces of ``--namespace`` options (``NS`` for the default, ``SCHEMA=NS`` for a schema or
-    catalog) over a flow manifest's setting (``{"default": NS, "schemas": {SCHEMA: NS}}``, from the store's
-    meta): an option beats the manifest for the same schema, and for the default.
-
-    >>> namespaces(["hive://c", "dwh=pg://db"], {"default": "x", "schemas": {"dwh": "y", "ods": "z"}})
-    Namespaces(default='hive://c', schemas={'dwh': 'pg://db', 'ods': 'z'})
-    """
-    setting = setting or {}
-    default = str(setting.get("default") or "default")
-    schemas = {str(prefix): str(namespace) for prefix, namespace in dict(setting.get("schemas") or {}).items()}
-    for option in options:
-        prefix, equals, namespace = option.partition("=")
-        if not equals or "://" in prefix or ":" in prefix:  # a URI with a query string is a default
-            default = option
-        elif not prefix or not namespace:
-            raise InputError(f"--namespace {option!r}: give NAMESPACE or SCHEMA=NAMESPACE")
-        else:
-            schemas[prefix] = namespace
-    if not default:
-        raise InputError("--namespace: the namespace is empty")
-    return Namespaces(default, schemas)
-
-
-@dataclass(frozen=True, slots=True)
-class Repository:
-    """The repository the harvested SQL files are in, for ``sourceCodeLocation``: its URL as git has it
-    (``url``), a web URL whose ``/blob/VERSION/PATH`` shows a file (GitHub, GitLab, Gitea; None when the URL
-    gives none), the commit, and the folder file names are relative to (``root``; None: as stored)."""
-
-    url: str | None = None
-    web: str | None = None
-    version: str | None = None
-    root: Path | None = None
-
-    def location(self, file: str, line: int) -> dict[str, Any]:
-        """The facet's fields for ``file`` at ``line``: in the repository when the file is in it, else a file URI."""
-        path = Path(file)
-        if self.root is not None:
-            absolute = path if path.is_absolute() else (Path.cwd() / path)
-            try:
-                path = absolute.resolve().relative_to(self.root)
-            except ValueError:  # outside the repository: the file as it is
-                return _file_location(absolute, line)
-        if self.url is None:
-            return _file_location(path if path.is_absolute() else Path.cwd() / path, line)
-        fields: dict[str, Any] = {"type": "git", "repoUrl": self.url, "path": path.as_posix()}
-        if self.version:
-            fields["version"] = self.version
-        web = self.web or self.url
-        fields["url"] = f"{web}/blob/{self.version or 'HEAD'}/{path.as_posix()}#L{line}"
-        return fields
-
-
-def _file_location(path: Path, line: int) -> dict[str, Any]:
-    return {"type": "file", "url": f"{path.absolute().as_uri()}#L{line}", "path": path.as_posix()}
-
-
-def public_url(remote: str) -> str:
-    """A git remote's URL without the credentials an https remote may carry (``https://TOKEN@host/...``).
-
-    >>> public_url("https://x-token:s3cret@github.com/acme/etl.git"), public_url("git@github.com:acme/etl.git")
-    ('https://github.com/acme/etl.git', 'git@github.com:acme/etl.git')
-    """
-    scheme, separator, rest = remote.strip().partition("://")
-    if not separator:
-        return remote.strip()
-    host, slash, path = rest.partition("/")
-    return f"{scheme}://{host.rpartition('@')[2]}{slash}{path}"
-
-
-def web_url(remote: str) -> str | None:
-    """The https URL of a git remote (``git@host:owner/repo.git``, ``ssh://git@host/owner/repo``), or None.
-
-    >>> web_url("git@github.com:acme/etl.git"), web_url("https://gitlab.com/acme/etl"), web_url("/srv/etl.git")
-    ('https://github.com/acme/etl', 'https://gitlab.com/acme/etl', None)
-    """
-    text = remote.strip().removesuffix("/").removesuffix(".git")
-    if text.startswith(("https://", "http://")):
-        scheme, _, rest = text.partition("://")
-        return f"{scheme}://{rest.rpartition('@')[2]}"  # no credentials in a URL we write
-    if text.startswith("ssh://"):
-        rest = text.removeprefix("ssh://").rpartition("@")[2]
-        host, _, path = rest.partition("/")
-        return f"https://{host.partition(':')[0]}/{path}"
-    if "@" in text and ":" in text and "://" not in text:
-        host, _, path = text.rpartition("@")[2].partition(":")
-        return f"https://{host}/{path}"
-    return None
 
 
 @dataclass(slots=True)

@@ -570,3 +570,29 @@ def test_namespace_options_that_cannot_be_used_exit_2(stores, tmp_path, monkeypa
     (tmp_path / "edges.csv").write_text("source,target\na.b,c.d\n")
     outcome = CliRunner().invoke(cli, [*command, "--store", str(stores["oozie"] if command[0] == "export" else "g")])
     assert outcome.exit_code == 2 and message in outcome.output, outcome.output
+
+
+def test_a_statement_is_located_in_its_repository_or_as_a_file(tmp_path, monkeypatch) -> None:
+    from lineage_cli.emit.naming import Repository
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "etl").mkdir()
+    here = (tmp_path / "etl" / "a.sql").as_uri()
+    hosted = Repository("git@github.com:acme/etl.git", "https://github.com/acme/etl", "abc123", tmp_path)
+    assert hosted.location("etl/a.sql", 3) == {
+        "type": "git",
+        "repoUrl": "git@github.com:acme/etl.git",
+        "path": "etl/a.sql",
+        "version": "abc123",
+        "url": "https://github.com/acme/etl/blob/abc123/etl/a.sql#L3",
+    }
+    local_remote = Repository("/srv/git/etl.git", None, "abc123", tmp_path)  # no web page to link to
+    assert local_remote.location("etl/a.sql", 3)["url"] == f"{here}#L3"
+    no_remote = Repository(None, None, "abc123", tmp_path / "etl")  # a checkout without an origin
+    assert no_remote.location("etl/a.sql", 3) == {
+        "type": "file",
+        "url": f"{here}#L3",
+        "path": str(tmp_path / "etl/a.sql"),
+    }
+    assert hosted.location("/elsewhere/b.sql", 1) == {"type": "file", "url": "file:///elsewhere/b.sql#L1",
+                                                      "path": "/elsewhere/b.sql"}  # fmt: skip
