@@ -612,10 +612,12 @@ def export(
       lineage export --to kafka://broker:9092/openlineage --namespace dwh=postgres://db:5432
     """
     from lineage_cli.commands.export import PushSettings, run_export
+    from lineage_cli.emit.push import Policy
     from lineage_cli.walk.scope import Scope
 
     scope = Scope(name, direction, walkplan, frozenset(args)) if name else None
-    settings = PushSettings(to, api_key_env, retries, retry_delay, timeout, batch, connections)
+    policy = Policy(retries, retry_delay, timeout=timeout, batch=batch, connections=connections)
+    settings = PushSettings(to, api_key_env, policy)
     sys.exit(run_export(store, output, namespaces, job_namespace, event_time, scope, settings, repo_url))
 
 

@@ -25,7 +25,7 @@ from lineage_cli.store.reader import open_store
 from lineage_cli.walk.scope import Scope, scoped_statements
 
 if TYPE_CHECKING:
-    from lineage_cli.emit.push import Delivery, Target
+    from lineage_cli.emit.push import Delivery, Policy, Target
 
 LISTED_FAILURES = 10  # failures named one by one in the summary; the rest are counted
 PROGRESS_EVERY = 10.0  # seconds between the progress lines of a push whose standard error is no terminal
@@ -33,15 +33,11 @@ PROGRESS_EVERY = 10.0  # seconds between the progress lines of a push whose stan
 
 @dataclass(frozen=True, slots=True)
 class PushSettings:
-    """``--to`` and how to push there."""
+    """``--to``, the variable holding its API key, and how hard to try (None: ``Policy``'s defaults)."""
 
     to: str | None = None
     api_key_env: str | None = None
-    retries: int = 5
-    retry_delay: float = 0.5
-    timeout: float = 30.0
-    batch: int = 1
-    connections: int = 4
+    policy: Policy | None = None
 
 
 def run_export(
@@ -110,15 +106,9 @@ def _repository(repo_url: str | None) -> Repository:
 
 
 def _push(events: list[dict], to: Target, settings: PushSettings, api_key: str | None) -> int:
-    from lineage_cli.emit.push import Policy, push
+    from lineage_cli.emit.push import push
 
-    policy = Policy(
-        retries=settings.retries,
-        delay=settings.retry_delay,
-        timeout=settings.timeout,
-        batch=settings.batch,
-        connections=settings.connections,
-    )
+    policy = settings.policy
     if not sys.stderr.isatty():  # a log (CI, cron): a line every PROGRESS_EVERY seconds of a long push
         delivery = push(events, to, policy, api_key, _progress_lines(len(events)))
     else:
