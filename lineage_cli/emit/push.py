@@ -23,28 +23,25 @@ the ``Authorization: Bearer`` header only, and is masked in any reason reported,
 
 from __future__ import annotations
 
-import http.client
 import json
 import random
-import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from lineage_cli.errors import InputError
 
+if TYPE_CHECKING:
+    import http.client
+
 DEFAULT_ENDPOINT = "/api/v1/lineage"  # Marquez's, and what openlineage-python's HTTP transport posts to
 MAX_REASON = 200  # characters of a consumer's answer quoted in a failure's reason
 MAX_ANSWER = 64 * 1024  # bytes of an answer read; a longer one costs its connection, not the memory
-# What a request over a kept-alive connection meets when the consumer closed it while idle: sent again at once on a
-# new connection, uncounted (as urllib3 does), since the consumer never saw it
-_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,9 +196,17 @@ def _batches(count: int, size: int) -> Iterator[range]:
 
 
 class _Http:
-    """POSTs to one endpoint over a persistent connection per thread."""
+    """POSTs to one endpoint over a persistent connection per thread.  (http.client and ssl are imported here:
+    Policy and Target are read by every export, which pushes nothing.)"""
 
     def __init__(self, to: Target, policy: Policy, api_key: str | None) -> None:
+        import http.client
+        import ssl
+
+        self.client, self.ssl = http.client, ssl
+        # What a request over a kept-alive connection meets when the consumer closed it while idle: sent again at
+        # once on a new connection, uncounted (as urllib3 does), since the consumer never saw it
+        self.stale = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
         parts = urlsplit(to.url)
         self.secure, self.host, self.port = parts.scheme == "https", parts.hostname or "", parts.port
         self.path = parts.path + (f"?{parts.query}" if parts.query else "")
@@ -219,11 +224,11 @@ class _Http:
         if connection is not None:
             return connection, True
         if self.secure:
-            connection = http.client.HTTPSConnection(
-                self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
+            connection = self.client.HTTPSConnection(
+                self.host, self.port, timeout=self.timeout, context=self.ssl.create_default_context()
             )
         else:
-            connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            connection = self.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         self.local.connection = connection
         with self.lock:
             self.opened.append(connection)
@@ -237,12 +242,13 @@ class _Http:
             answer = response.read(MAX_ANSWER)
             if response.will_close or not response.isclosed():  # closing, or more answer than is read
                 self.drop(connection)
-        except (OSError, http.client.HTTPException) as error:  # refused, reset, timed out, a broken answer
+        except (OSError, self.client.HTTPException) as error:  # refused, reset, timed out, a broken answer
             self.drop(connection)
-            if reused and isinstance(error, _STALE):  # a kept-alive connection the consumer had closed: no attempt
+            if reused and isinstance(error, self.stale):  # a kept-alive connection the consumer had closed: no attempt
                 return self.post(body)
             # a certificate that does not verify will not verify the next time either
-            return _Outcome(False, not isinstance(error, ssl.SSLCertVerificationError), _connection_reason(error))
+            final = isinstance(error, self.ssl.SSLCertVerificationError)
+            return _Outcome(False, not final, _connection_reason(error))
         if 200 <= response.status < 300:
             return _Outcome(True)
         text = answer.decode("utf-8", "replace").strip().replace("\n", " ")
@@ -270,6 +276,8 @@ def _connection_reason(error: BaseException) -> str:
 def _to_http(
     events: Sequence[dict[str, Any]], to: Target, policy: Policy, api_key: str | None, progress: Progress | None
 ) -> Delivery:
+    from concurrent.futures import ThreadPoolExecutor
+
     client = _Http(to, policy, api_key)
     delivery = Delivery()
     lock = threading.Lock()
