@@ -48,7 +48,8 @@ test: install
 # cached in bench-out/; `make bench BENCH_ARGS=--small` for a quick run on a 100k-node graph), then a
 # table answer with and without a walkplan on that graph (bench/plans.py), then `lineage serve` answering that
 # graph's deep queries over loopback (bench/serve.py), then a harvest of a generated query log of a million
-# rows: rows/s and peak RSS (bench/querylog.py: about a minute; its log is cached in bench-out/).
+# rows: rows/s and peak RSS (bench/querylog.py: about a minute; its log is cached in bench-out/), and
+# OpenLineage events pushed a second to a local consumer (bench/push.py).
 bench: install
 	$(BIN)/python bench/harvest.py
 	$(BIN)/python bench/run.py
@@ -56,6 +57,7 @@ bench: install
 	$(BIN)/python bench/plans.py $(BENCH_ARGS)
 	$(BIN)/python bench/serve.py $(BENCH_ARGS)
 	$(BIN)/python bench/querylog.py
+	$(BIN)/python bench/push.py
 
 lint: install
 	$(BIN)/ruff check .

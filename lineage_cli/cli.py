@@ -562,9 +562,17 @@ def serve(store: str, host: str, port: int, datamarts: str | None, quiet: bool) 
     help="Input format [default: from the file's extension].",
 )
 @click.option("--replace", is_flag=True, help="Replace the store instead of merging into it.")
+@click.option(
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    metavar="NS",
+    help="openlineage: datasets of namespace NS are named without it (repeatable) [default: default]; "
+    "others keep it, as NS/name (hive://cluster/dwh.sales) or NS:name (bigquery:p.ds.t).",
+)
 @store_option
 @no_wait_option
-def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool) -> None:
+def import_(file: str, fmt: str | None, replace: bool, namespaces: tuple[str, ...], store: str, no_wait: bool) -> None:
     """Merge lineage from another tool into the store.
 
     \b
@@ -583,10 +591,11 @@ def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool
       lineage import edges.csv
       lineage import hive_lineage.log --format hive
       lineage import events.json --format openlineage
+      lineage import events.json --format openlineage --namespace hive://cluster
     """
     from lineage_cli.commands.import_ import run_import
 
-    sys.exit(run_import(file, fmt, store, replace, wait=not no_wait))
+    sys.exit(run_import(file, fmt, store, replace, wait=not no_wait, namespaces=namespaces))
 
 
 @cli.command()
@@ -605,8 +614,64 @@ def import_(file: str, fmt: str | None, replace: bool, store: str, no_wait: bool
 )
 @click.option("--arg", "args", multiple=True, metavar="NAME", help="Activate the plan's rules marked when_arg: NAME.")
 @click.option("-o", "--output", type=OUTPUT_FILE, help="Write to FILE instead of standard output.")
-@click.option("--namespace", default="default", show_default=True, help="Namespace of the datasets (hive://cluster).")
+@click.option(
+    "--to",
+    metavar="URL",
+    help="Push the events: http(s)://HOST[:PORT][/PATH] (an OpenLineage endpoint; PATH defaults to "
+    "/api/v1/lineage), kafka://BROKER[,BROKER]/TOPIC[?SETTING=VALUE], file://PATH.",
+)
+@click.option(
+    "--api-key-env",
+    metavar="VAR",
+    help="With --to http(s)://: send the value of environment variable VAR as `Authorization: Bearer ...`.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 100),
+    default=5,
+    show_default=True,
+    help="With --to: attempts more after a 5xx answer or a connection error (4xx is final).",
+)
+@click.option(
+    "--retry-delay",
+    type=click.FloatRange(0, 600),
+    default=0.5,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --to: the wait before the first retry, doubled for each next one (at most 30 s).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --to: per request (Kafka: for the delivery reports of each round).",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(1, 10000),
+    default=1,
+    show_default=True,
+    help="With --to http(s)://: events per request, >1 posts a JSON array (Marquez takes one event a request).",
+)
+@click.option(
+    "--connections", type=click.IntRange(1, 64), default=4, show_default=True, help="With --to http(s)://: in flight."
+)
+@click.option(
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    metavar="[SCHEMA=]NS",
+    help="Namespace of the tables (hive://cluster), or of the tables of one schema or catalog (dwh=postgres://db:5432);"
+    " repeatable; beats a flow manifest's namespaces [default: default]. Files are under their scheme and authority.",
+)
 @click.option("--job-namespace", default="lineage", show_default=True, help="Namespace of the jobs.")
+@click.option(
+    "--repo-url",
+    metavar="URL",
+    help="Repository of the SQL files, for the sourceCodeLocation facet [default: git remote get-url origin].",
+)
 @click.option(
     "--event-time",
     metavar="ISO8601",
@@ -620,33 +685,52 @@ def export(
     walkplan: str | None,
     args: tuple[str, ...],
     output: str | None,
-    namespace: str,
+    to: str | None,
+    api_key_env: str | None,
+    retries: int,
+    retry_delay: float,
+    timeout: float,
+    batch: int,
+    connections: int,
+    namespaces: tuple[str, ...],
     job_namespace: str,
+    repo_url: str | None,
     event_time: str | None,
     store: str,
 ) -> None:
-    """Export the store, or the lineage of NAME, for other lineage tools.
+    """Export the store, or the lineage of NAME, for other lineage tools, or push it to one.
 
     Without NAME every statement is exported; with NAME only the statements its lineage
     walks through (`--direction`, `--walkplan`).
 
     openlineage: one COMPLETE RunEvent per statement, as JSON lines.  The job is the
-    statement's workflow/module (from a flow manifest) or its file:line; inputs and
-    outputs carry the schema facet and the columnLineage facet (DIRECT for projection
-    edges, INDIRECT for predicate edges).  `lineage import --format openlineage` reads
-    the events back.
+    statement's workflow/module (from a flow manifest) or its file:line, with the jobType
+    and sourceCodeLocation facets; inputs and outputs carry the schema facet and the
+    columnLineage facet (DIRECT for projection edges, INDIRECT for predicate edges).
+    `lineage import --format openlineage` reads the events back.
+
+    --to pushes the events to a consumer (Marquez, DataHub, Data.Rentgen, OpenMetadata),
+    retrying 5xx answers and connection errors with exponential backoff, and prints what
+    was sent, failed and retried; it exits 1 when an event could not be delivered.  Kafka
+    needs the extra: pip install 'lineage-cli[openlineage]'.
 
     \b
     Example:
       lineage export -o events.json --namespace hive://cluster
       lineage export --event-time 2024-01-31T06:00:00Z | head -1
       lineage export mart.sales_daily --direction up -o sales_daily.json
+      lineage export --to http://localhost:5000 --event-time "$(date -u +%FT%TZ)"
+      OL_KEY=... lineage export --to https://ol.example.com/api/v1/lineage --api-key-env OL_KEY
+      lineage export --to kafka://broker:9092/openlineage --namespace dwh=postgres://db:5432
     """
-    from lineage_cli.commands.export import run_export
+    from lineage_cli.commands.export import PushSettings, run_export
+    from lineage_cli.emit.push import Policy
     from lineage_cli.walk.scope import Scope
 
     scope = Scope(name, direction, walkplan, frozenset(args)) if name else None
-    sys.exit(run_export(store, output, namespace, job_namespace, event_time, scope))
+    policy = Policy(retries, retry_delay, timeout=timeout, batch=batch, connections=connections)
+    settings = PushSettings(to, api_key_env, policy)
+    sys.exit(run_export(store, output, namespaces, job_namespace, event_time, scope, settings, repo_url))
 
 
 @cli.command()

@@ -82,3 +82,19 @@ def test_the_query_log_bench_generates_a_log_that_harvests(tmp_path: Path, monke
     assert 0 < found.distinct < rotated < 600  # every statement ran again, on another day, and is found again
     tokens, parsed = querylog.fingerprint_rates(log, 20)
     assert tokens > 0 and parsed > 0
+
+
+def test_the_push_bench_delivers_every_event_of_a_small_warehouse(tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    monkeypatch.syspath_prepend(str(BENCH))
+    for name in ("push", "harvest", "processes"):
+        sys.modules.pop(name, None)
+    import harvest
+    import push  # bench/push.py, as `make bench` runs it
+
+    monkeypatch.setattr(harvest, "OUT", tmp_path)
+    monkeypatch.setattr(push, "OUT", tmp_path)
+    generate_warehouse(tmp_path / "wh_hive_30", "--tables", "30", "--dialect", "hive")
+    monkeypatch.setattr(sys, "argv", ["push.py", "--tables", "30"])
+    push.main()  # asserts that every event was sent, each way
+    printed = capsys.readouterr().out
+    assert "OpenLineage events" in printed and printed.count("events/s") == 3

@@ -132,3 +132,20 @@ def _show(root: Path, spec: str) -> bytes | None:
         return _git_bytes(root, "show", spec)
     except GitError:
         return None
+
+
+def checkout(start: Path) -> tuple[Path, str | None, str | None] | None:
+    """The checkout ``start`` is in: its root, the URL of its ``origin`` remote and its HEAD commit (None when it
+    has none); None outside a repository or without git.  For the export's ``sourceCodeLocation`` facets."""
+    try:
+        root, _, head = _git(start, "rev-parse", "--show-toplevel", "HEAD").strip().partition("\n")
+    except GitError:
+        try:
+            root, head = _git(start, "rev-parse", "--show-toplevel").strip(), ""  # a repository with no commit
+        except GitError:
+            return None
+    try:
+        remote: str | None = _git(start, "remote", "get-url", "origin").strip() or None
+    except GitError:
+        remote = None
+    return Path(root), remote, head.strip() or None

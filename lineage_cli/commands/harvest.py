@@ -136,7 +136,7 @@ def run_harvest(
         with store_lock(store, wait):  # from before the cache is read until the store is written
             result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
             _report(console, result.issues, quiet)
-            stored = _store(result, store, _meta(result, profile, default_schema))
+            stored = _store(result, store, _meta(result, profile, default_schema, manifest))
     except StoreError as error:  # the lock not taken, the store not written: the last store stays as it is
         if result is not None:
             _report_cache_errors(result, quiet)
@@ -275,7 +275,9 @@ def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
         return harvest_plan(plan, on_file=advance, **settings)
 
 
-def _meta(result: Harvest, profile: DialectProfile, default_schema: str | None) -> dict[str, object]:
+def _meta(
+    result: Harvest, profile: DialectProfile, default_schema: str | None, manifest: Manifest | None = None
+) -> dict[str, object]:
     meta: dict[str, object] = {
         "tool": f"lineage {__version__}",
         "dialect": profile.name,
@@ -287,6 +289,8 @@ def _meta(result: Harvest, profile: DialectProfile, default_schema: str | None) 
         meta["modules"] = result.modules
     if result.key is not None:
         meta["harvest_key"] = result.key
+    if manifest is not None and (manifest.namespace or manifest.namespaces):  # for `lineage export`
+        meta["namespaces"] = {"default": manifest.namespace, "schemas": manifest.namespaces}
     return meta
 
 

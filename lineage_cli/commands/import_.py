@@ -26,14 +26,24 @@ from lineage_cli.store.writer import WrittenStore, write_store
 LISTED_NEW_COLUMNS = 20
 
 
-def run_import(path: str, fmt: str | None, store_path: str, replace: bool, wait: bool = True) -> int:
+def run_import(
+    path: str,
+    fmt: str | None,
+    store_path: str,
+    replace: bool,
+    wait: bool = True,
+    namespaces: tuple[str, ...] = (),
+) -> int:
     chosen = fmt or format_from_suffix(path)
     if chosen is None:
         print(f"error: cannot tell the format of {path}; pass --format", file=sys.stderr)
         return 2
+    if namespaces and chosen != "openlineage":
+        print(f"error: --namespace is for --format openlineage, not {chosen}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     try:
-        imported = import_file(Path(path), chosen)
+        imported = import_file(Path(path), chosen, *([frozenset(namespaces)] if namespaces else []))
         for issue in imported.issues:
             print(str(issue), file=sys.stderr)
         with store_lock(store_path, wait):  # the store merged into is read under the lock too

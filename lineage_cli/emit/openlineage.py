@@ -9,6 +9,13 @@ column edges (the ``fwd_statement`` of an edge names the transformation it came 
 projection edges as DIRECT ``fields`` entries, predicate edges, which gate the whole output
 table, as INDIRECT ``dataset`` entries; masking subtypes become ``masking: true``.
 
+Datasets are named as OpenLineage's naming spec has it (``facets.address``): a file location under its
+scheme and authority with the ``datasetType`` FILE, a table under the namespace ``Namespaces`` gives its
+schema or catalog, else the default one (``naming.Namespaces``).  Inputs and outputs are listed by namespace
+and name.  Every job carries the ``jobType`` facet (a BATCH QUERY of the ``lineage`` integration) and, when
+the store knows where its statement is, ``sourceCodeLocation``: the file and line, in the repository when
+one is known (``naming.Repository``).
+
 Two custom facets carry what OpenLineage has no place for, so that ``lineage import --format
 openlineage`` reads an export back unchanged: the run facet ``lineage_statement`` (the statement's
 node name and its file and line, and ``approximate: true`` for a statement that did not parse, whose
@@ -25,10 +32,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from lineage_cli.emit.naming import Namespaces, Repository
 from lineage_cli.errors import InputError
 from lineage_cli.facets import (
     DATASET_TYPES,
@@ -37,9 +46,12 @@ from lineage_cli.facets import (
     EDGE_FACET,
     EVENT_SCHEMA,
     FACET_SCHEMAS,
+    FILE_TYPE,
     INDIRECT_SUBTYPES,
+    JOB_TYPE,
     PRODUCER,
     STATEMENT_FACET,
+    address,
 )
 from lineage_cli.model import EdgeType, NodeFlag, NodeKind, subtypes_from_flags
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK
@@ -93,11 +105,18 @@ class _Graph:
 
 
 def to_events(
-    store: Store, namespace: str, job_namespace: str, time: str = DEFAULT_EVENT_TIME, only: set[int] | None = None
+    store: Store,
+    namespace: str | Namespaces,
+    job_namespace: str,
+    time: str = DEFAULT_EVENT_TIME,
+    only: set[int] | None = None,
+    repository: Repository | None = None,
 ) -> list[dict]:
-    """One RunEvent per transformation node (those in ``only`` when given), in name order."""
+    """One RunEvent per transformation node (those in ``only`` when given), in name order; tables in
+    ``namespace`` (one for all, or ``Namespaces``), statements' files in ``repository`` when given."""
     graph = _read(store)
-    naming = _Naming(namespace, job_namespace, time)
+    spaces = namespace if isinstance(namespace, Namespaces) else Namespaces(namespace)
+    naming = _Naming(spaces, job_namespace, time, repository or Repository())
     events = []
     for node, kind in enumerate(graph.kinds):
         if kind == NodeKind.TRANSFORMATION and (only is None or node in only):
@@ -152,9 +171,15 @@ def _read(store: Store) -> _Graph:
 
 @dataclass(frozen=True, slots=True)
 class _Naming:
-    namespace: str
+    namespaces: Namespaces
     job_namespace: str
     time: str
+    repository: Repository
+
+    def address(self, name: str) -> tuple[str, str, bool]:
+        """A dataset's namespace, its name in it, and whether it is a file."""
+        namespace, local, is_file = address(name)
+        return namespace or self.namespaces.of(name), local, is_file
 
     def run_id(self, job: str) -> str:
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.job_namespace}/{job}@{self.time}"))
@@ -182,16 +207,24 @@ def _event(
                 job={"namespace": naming.job_namespace, "name": parent},
             )
     inputs, outputs = _datasets(graph, statement)
+    job_facets = {"jobType": naming.facet("jobType", **JOB_TYPE)}
+    if provenance:
+        job_facets["sourceCodeLocation"] = naming.facet("sourceCodeLocation", **naming.repository.location(*provenance))
     return {
         "eventType": "COMPLETE",
         "eventTime": naming.time,
         "producer": PRODUCER,
         "schemaURL": EVENT_SCHEMA,
         "run": {"runId": naming.run_id(name), "facets": run_facets},
-        "job": {"namespace": naming.job_namespace, "name": job},
-        "inputs": [_input(graph, dataset, statement, naming) for dataset in inputs],
-        "outputs": [_output(graph, dataset, statement, naming) for dataset in outputs],
+        "job": {"namespace": naming.job_namespace, "name": job, "facets": job_facets},
+        "inputs": _listed(_input(graph, dataset, statement, naming) for dataset in inputs),
+        "outputs": _listed(_output(graph, dataset, statement, naming) for dataset in outputs),
     }
+
+
+def _listed(datasets: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Datasets by namespace and name: the order does not depend on how an import named them."""
+    return sorted(datasets, key=lambda dataset: (dataset["namespace"], dataset["name"]))
 
 
 def _datasets(graph: _Graph, statement: _Statement) -> tuple[list[int], list[int]]:
@@ -214,12 +247,13 @@ def _datasets(graph: _Graph, statement: _Statement) -> tuple[list[int], list[int
 
 
 def _dataset(graph: _Graph, dataset: int, naming: _Naming) -> dict[str, Any]:
-    kind = DATASET_TYPES.get(graph.kinds[dataset], {"datasetType": "TABLE"})
+    namespace, name, is_file = naming.address(graph.names[dataset])
+    kind = FILE_TYPE if is_file else DATASET_TYPES.get(graph.kinds[dataset], {"datasetType": "TABLE"})
     facets = {"datasetType": naming.facet("datasetType", **kind)}
     if columns := graph.columns.get(dataset):
         fields = [{"name": graph.field_name(column)} for column in columns]
         facets["schema"] = naming.facet("schema", fields=fields)
-    return {"namespace": naming.namespace, "name": graph.names[dataset], "facets": facets}
+    return {"namespace": namespace, "name": name, "facets": facets}
 
 
 def _input(graph: _Graph, dataset: int, statement: _Statement, naming: _Naming) -> dict[str, Any]:
@@ -254,16 +288,16 @@ def _column_lineage(graph: _Graph, dataset: int, statement: _Statement, naming: 
         if graph.container(target) == dataset and graph.container(source) is not None:
             steps.setdefault(target, {}).setdefault(source, []).extend(_indirect(bits))
     fields = {
-        column: [
-            _input_field(graph, source, graph.container(source), found[source], naming) for source in sorted(found)
-        ]
+        column: _by_address(
+            _input_field(graph, source, graph.container(source), found[source], naming) for source in found
+        )
         for column, found in steps.items()
     }
-    gates = [
+    gates = _by_address(
         _input_field(graph, source, table, _indirect(bits), naming)
-        for source, target, bits in sorted(statement.predicates)
+        for source, target, bits in statement.predicates
         if target == dataset and (table := graph.container(source)) is not None
-    ]
+    )
     if not fields and not gates:
         return None
     lineage = naming.facet(
@@ -275,12 +309,18 @@ def _column_lineage(graph: _Graph, dataset: int, statement: _Statement, naming: 
     return lineage
 
 
+def _by_address(references: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Input fields by namespace, name and field (a field gating a dataset in several ways: in subtype order)."""
+    return sorted(references, key=lambda r: (r["namespace"], r["name"], r["field"], str(r["transformations"])))
+
+
 def _input_field(
     graph: _Graph, column: int, table: int, transformations: list[dict[str, Any]], naming: _Naming
 ) -> dict[str, Any]:
+    namespace, name, _ = naming.address(graph.names[table])
     return {
-        "namespace": naming.namespace,
-        "name": graph.names[table],
+        "namespace": namespace,
+        "name": name,
         "field": graph.field_name(column),
         "transformations": transformations,
     }

@@ -12,8 +12,14 @@ An event ``lineage export`` wrote names its statement, file and line in the ``li
 run facet, its module in the job name and its workflow in the ``parent`` facet, and READ / WRITE
 subtypes in ``lineage_edge`` facets, so exporting what was imported gives the same events again.
 Another producer's event becomes a transformation named after its place in the file, one per run
-(a run's START and COMPLETE events are one transformation).  Namespaces are not kept: a dataset is
-its name, as everywhere in the store.
+(a run's START and COMPLETE events are one transformation).
+
+Namespaces are kept in the node name (``facets.node_name``), so that same-named datasets of two sources do
+not merge: a dataset of one of the ``plain`` namespaces (``lineage import --namespace NS``, by default
+``default``, what ``lineage export`` writes by default) is its name alone, a file location its location
+(``s3://bucket/raw/in.csv``, a local path), any other dataset ``NAMESPACE/name`` (``hive://cluster/dwh.sales``)
+or, for a namespace without an authority, ``NAMESPACE:name`` (``bigquery:proj.ds.t``).  An export of the store
+gives each its namespace back.  A dataset without a namespace is its name alone.
 """
 
 from __future__ import annotations
@@ -24,7 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage_cli.facets import DATASET_TYPES, DIRECT_SUBTYPES, EDGE_FACET, INDIRECT_SUBTYPES, STATEMENT_FACET
+from lineage_cli.facets import (
+    DATASET_TYPES,
+    DIRECT_SUBTYPES,
+    EDGE_FACET,
+    INDIRECT_SUBTYPES,
+    STATEMENT_FACET,
+    node_name,
+)
 from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, quoted
 from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype
 
@@ -34,6 +47,7 @@ _INDIRECT = {subtype.name: subtype for subtype in INDIRECT_SUBTYPES}
 _KINDS = {(look["datasetType"], look.get("subType")): kind for kind, look in DATASET_TYPES.items()}
 _LINES = range(1, 1 << 31)  # the line numbers a store holds (int32)
 _SHAPING = Subtype.CONDITIONAL.bit | Subtype.WINDOW.bit  # the predicates that may end at a column
+PLAIN_NAMESPACES = frozenset({"default"})  # whose datasets are named without their namespace, unless told
 
 
 class _Unusable(ValueError):
@@ -63,12 +77,15 @@ class _Event:
     approximate: bool = False  # the statement did not parse: its tables were read from its tokens (our facet says)
 
 
-def openlineage_rows(path: Path, builder: ArraysBuilder) -> Iterator[tuple[int, str | None]]:
-    """(line, problem or None) per event, adding each usable event to ``builder``."""
+def openlineage_rows(
+    path: Path, builder: ArraysBuilder, plain: frozenset[str] = PLAIN_NAMESPACES
+) -> Iterator[tuple[int, str | None]]:
+    """(line, problem or None) per event, adding each usable event to ``builder``; datasets of the ``plain``
+    namespaces are named without their namespace."""
     runs: dict[str, tuple[str, int]] = {}  # another producer's runId -> its transformation and line
     for line, label, event in _events(path):
         try:
-            parsed = _parse(event, str(path), line, runs)
+            parsed = _parse(event, str(path), line, runs, plain)
         except _Unusable as problem:
             yield line, f"{label}{problem}"
             continue
@@ -98,7 +115,7 @@ def _events(path: Path) -> Iterator[tuple[int, str, Any]]:
                 yield number, "", _Unusable(f"not JSON: {error}")
 
 
-def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]]) -> _Event:
+def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]], plain: frozenset[str]) -> _Event:
     if isinstance(event, _Unusable):
         raise event
     if not isinstance(event, dict):
@@ -124,8 +141,8 @@ def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]]) -
         provenance,
         module,
         workflow,
-        inputs=[_dataset(item, output=False) for item in _list(event, "inputs")],
-        outputs=[_dataset(item, output=True) for item in _list(event, "outputs")],
+        inputs=[_dataset(item, False, plain) for item in _list(event, "inputs")],
+        outputs=[_dataset(item, True, plain) for item in _list(event, "outputs")],
         approximate=approximate,
     )
 
@@ -142,10 +159,10 @@ def _own_statement(facet: dict) -> tuple[str, tuple[str, int] | None]:
     return name, (_name(file, f"the {STATEMENT_FACET} run facet's file"), line)
 
 
-def _dataset(item: Any, output: bool) -> _Dataset:
+def _dataset(item: Any, output: bool, plain: frozenset[str]) -> _Dataset:
     if not isinstance(item, dict):
         raise _Unusable("a dataset is not a JSON object")
-    name = _text(item, "name")
+    name = _named(item, plain)
     facets = item.get("facets") if isinstance(item.get("facets"), dict) else {}
     look = facets.get("datasetType") if isinstance(facets.get("datasetType"), dict) else {}
     schema = facets.get("schema") if isinstance(facets.get("schema"), dict) else {}
@@ -159,8 +176,16 @@ def _dataset(item: Any, output: bool) -> _Dataset:
     )
     lineage = facets.get("columnLineage")
     if output and isinstance(lineage, dict):
-        _column_lineage(dataset, lineage)
+        _column_lineage(dataset, lineage, plain)
     return dataset
+
+
+def _named(item: dict, plain: frozenset[str]) -> str:
+    """The node name of a dataset or an input field: its name, in its namespace unless that is plain."""
+    name, namespace = _text(item, "name"), item.get("namespace")
+    if not isinstance(namespace, str) or not namespace:
+        return name
+    return _name(node_name(namespace, name, plain), "namespace and name")
 
 
 def _kind(look: dict) -> NodeKind:
@@ -178,12 +203,12 @@ def _edge_flags(facet: dict) -> int:
     return flags
 
 
-def _column_lineage(dataset: _Dataset, facet: dict) -> None:
+def _column_lineage(dataset: _Dataset, facet: dict, plain: frozenset[str]) -> None:
     fields = facet.get("fields")
     for target, spec in (fields if isinstance(fields, dict) else {}).items():
         dataset.written.append(_name(target, "a columnLineage field"))
         for reference in _list(spec, "inputFields"):
-            source, column, steps = _reference(reference)
+            source, column, steps = _reference(reference, plain)
             for kind, flag in steps:
                 if kind == "DIRECT":
                     dataset.projections.append((source, column, target, flag))
@@ -192,16 +217,16 @@ def _column_lineage(dataset: _Dataset, facet: dict) -> None:
                     dataset.shaping.append((source, column, target, flag))
                 dataset.predicates.append((source, column, flag))
     for reference in _list(facet, "dataset"):
-        source, column, steps = _reference(reference)
+        source, column, steps = _reference(reference, plain)
         for kind, flag in steps:
             if kind == "DIRECT":
                 raise _Unusable(f"DIRECT lineage from {quoted(f'{source}.{column}')} names no output field")
             dataset.predicates.append((source, column, flag))
 
 
-def _reference(reference: Any) -> tuple[str, str, list[tuple[str, int]]]:
+def _reference(reference: Any, plain: frozenset[str]) -> tuple[str, str, list[tuple[str, int]]]:
     """An input field: its dataset, its field, and (DIRECT | INDIRECT, subtype flag) per transformation."""
-    source, column = _text(reference, "name"), _text(reference, "field")
+    source, column = _named(reference, plain), _text(reference, "field")
     # An input field without transformations (columnLineage before 1-2-0) is a plain projection.
     steps = _list(reference, "transformations") or [{"type": "DIRECT"}]
     return source, column, [_step(step) for step in steps]

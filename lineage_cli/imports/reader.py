@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import ctypes
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,7 +17,7 @@ import numpy as np
 from lineage_cli.imports.builder import ArraysBuilder, EdgeListBuilder, ImportError_, Problem
 from lineage_cli.imports.edge_lists import read_edge_list
 from lineage_cli.imports.hive import hive_rows
-from lineage_cli.imports.openlineage_events import openlineage_rows
+from lineage_cli.imports.openlineage_events import PLAIN_NAMESPACES, openlineage_rows
 from lineage_cli.model import Issue
 from lineage_cli.store.arrays import GraphArrays
 
@@ -32,8 +33,8 @@ class Imported(NamedTuple):
     first_lines: np.ndarray  # per node of ``graph``, the line it was first named on
 
 
-def import_file(path: Path, fmt: str) -> Imported:
-    """Read ``path`` in format ``fmt``."""
+def import_file(path: Path, fmt: str, namespaces: frozenset[str] = PLAIN_NAMESPACES) -> Imported:
+    """Read ``path`` in format ``fmt``; OpenLineage datasets of ``namespaces`` are named without their namespace."""
     if fmt in _ROW_READERS:
         builder: ArraysBuilder | EdgeListBuilder = ArraysBuilder()
     else:
@@ -41,7 +42,8 @@ def import_file(path: Path, fmt: str) -> Imported:
         builder = EdgeListBuilder()
     try:
         if isinstance(builder, ArraysBuilder):
-            rows, problems = _tally(_ROW_READERS[fmt](path, builder))
+            read = partial(openlineage_rows, plain=namespaces) if fmt == "openlineage" else _ROW_READERS[fmt]
+            rows, problems = _tally(read(path, builder))
         else:
             rows, problems = read_edge_list(path, fmt, builder)
     except (OSError, UnicodeDecodeError, csv.Error) as error:

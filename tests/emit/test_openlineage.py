@@ -20,6 +20,7 @@ from tests.conftest import REPO, assert_valid_format
 from tests.store.storeview import read_store
 
 COLUMNS = REPO / "fixtures" / "sql" / "columns"
+HIVE = ("--namespace", "hive")  # the namespace of the foreign events below, whose datasets are named without it
 
 
 def assert_valid_openlineage(path: Path) -> None:
@@ -94,7 +95,7 @@ def test_bad_event_time_exits_2_with_a_message(stores, value) -> None:
 def test_jobs_are_named_after_module_with_the_workflow_as_parent_else_file_line(stores, tmp_path) -> None:
     events = export(stores["oozie"], tmp_path / "e.json", "--job-namespace", "oozie")
     event = event_of(events, "sql/dwh_sales.sql:17#2")
-    assert event["job"] == {"namespace": "oozie", "name": "wf_sales/build_sales"}
+    assert (event["job"]["namespace"], event["job"]["name"]) == ("oozie", "wf_sales/build_sales")
     parent = event["run"]["facets"]["parent"]
     assert parent["job"] == {"namespace": "oozie", "name": "wf_sales"}
     assert parent["run"]["runId"] == event_of(events, "sql/dwh_sales.sql:7")["run"]["facets"]["parent"]["run"]["runId"]
@@ -265,7 +266,7 @@ def test_import_reads_another_producers_events_one_transformation_per_run(tmp_pa
     bad = ['{"eventType": "COMPLETE"}', "not json", json.dumps({**FOREIGN[0], "outputs": {"name": "x"}})]
     events.write_text("\n".join([*map(json.dumps, FOREIGN), *bad]) + "\n")
     store = tmp_path / "g.lin"
-    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", *HIVE, "--store", str(store)])
     assert outcome.exit_code == 0
     assert "imported 2 of 5 rows (3 skipped)" in outcome.output
     assert f"{events}:3: error: job is missing" in outcome.output
@@ -285,7 +286,7 @@ def test_import_reads_a_json_array_document_and_names_the_bad_event(tmp_path) ->
     events = tmp_path / "events.json"
     events.write_text(json.dumps([*FOREIGN, {"job": {"name": "x"}, "inputs": [{"name": "a"}, 3]}], indent=2))
     store = tmp_path / "g.lin"
-    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", *HIVE, "--store", str(store)])
     assert outcome.exit_code == 0, outcome.output
     assert "imported 2 of 3 rows (1 skipped)" in outcome.output
     assert f"{events}:1: error: event 3: a dataset is not a JSON object" in outcome.output
@@ -355,7 +356,7 @@ def test_a_dataset_type_of_another_shape_is_a_table(tmp_path) -> None:
     events = tmp_path / "e.jsonl"
     events.write_text(json.dumps(with_output({"datasetType": {"datasetType": ["VIEW"]}})) + "\n")
     outcome = CliRunner().invoke(
-        cli, ["import", str(events), "--format", "openlineage", "--store", str(tmp_path / "g")]
+        cli, ["import", str(events), "--format", "openlineage", *HIVE, "--store", str(tmp_path / "g")]
     )
     assert outcome.exit_code == 0 and "imported 1 of 1 rows" in outcome.output
     assert read_store(tmp_path / "g").kinds["ods.orders"] is NodeKind.TABLE
@@ -365,7 +366,7 @@ def assert_import_refuses(tmp_path: Path, event: dict, message: str) -> None:
     events = tmp_path / "e.jsonl"
     events.write_text(json.dumps(event) + "\n" + json.dumps(FOREIGN[1]) + "\n")
     store = tmp_path / "g.lin"
-    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    outcome = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", *HIVE, "--store", str(store)])
     assert outcome.exit_code == 0, outcome.output
     assert "imported 1 of 2 rows (1 skipped)" in outcome.output
     error = next(line for line in outcome.output.splitlines() if line.startswith(f"{events}:1: error: "))
@@ -376,13 +377,13 @@ def assert_import_refuses(tmp_path: Path, event: dict, message: str) -> None:
 def test_an_event_warns_of_a_field_new_to_a_dataset_the_store_holds(tmp_path) -> None:
     events, store = tmp_path / "e.jsonl", tmp_path / "g.lin"
     events.write_text("\n".join(map(json.dumps, FOREIGN)) + "\n")
-    first = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", "--store", str(store)])
+    first = CliRunner().invoke(cli, ["import", str(events), "--format", "openlineage", *HIVE, "--store", str(store)])
     assert first.exit_code == 0
     schema = {"schema": {"fields": [{"name": "id"}, {"name": "added"}]}}
     added = {**FOREIGN[0], "inputs": [{"name": "stg.orders", "facets": schema}]}
     later = tmp_path / "later.jsonl"
     later.write_text(json.dumps(FOREIGN[0]) + "\n" + json.dumps(added) + "\n")
-    outcome = CliRunner().invoke(cli, ["import", str(later), "--format", "openlineage", "--store", str(store)])
+    outcome = CliRunner().invoke(cli, ["import", str(later), "--format", "openlineage", *HIVE, "--store", str(store)])
     warning = f"{later}:2: warning: column stg.orders.added is not in the store, though its table stg.orders is"
     assert outcome.exit_code == 0 and warning in outcome.output and "stg.orders.id " not in outcome.output
 
@@ -407,3 +408,191 @@ def test_a_statement_read_approximately_says_so_and_reads_back_so(stores, tmp_pa
     store = open_store(copy)
     names, flags = store.names(), store.array("node_flags")
     assert {names[n] for n in range(store.node_count) if flags[n] & NodeFlag.APPROXIMATE.bit} == flagged
+
+
+FILES_SQL = """CREATE TABLE stg.orders (id INT, amount DOUBLE);
+LOAD DATA INPATH 's3a://lake/raw/orders/' INTO TABLE stg.orders;
+INSERT OVERWRITE DIRECTORY 'hdfs://nn:8020/exports/orders' SELECT id, amount FROM stg.orders;
+INSERT INTO ods.orders SELECT id, amount FROM stg.orders;
+INSERT INTO dwh.orders SELECT id, amount FROM ods.orders;
+"""
+
+
+@pytest.fixture
+def files_store(tmp_path: Path) -> Path:
+    """Tables and file locations: an object store, HDFS and a local path."""
+    (tmp_path / "files.sql").write_text(FILES_SQL)
+    (tmp_path / "local.sql").write_text("-- dialect: postgres\nCOPY stg.orders FROM '/data/in/orders.csv';\n")
+    store = tmp_path / "files.lin"
+    write_store(harvest([tmp_path], dialect="hive").graph, store, {})
+    return store
+
+
+def addresses(events: list[dict]) -> set[tuple[str, str, str]]:
+    return {
+        (d["namespace"], d["name"], d["facets"]["datasetType"]["datasetType"])
+        for e in events
+        for d in (*e["inputs"], *e["outputs"])
+    }
+
+
+def test_files_export_under_scheme_and_authority_and_tables_under_their_schemas_namespace(files_store, tmp_path):
+    spaces = ("--namespace", "hive://c", "--namespace", "dwh=postgres://db:5432")
+    first = tmp_path / "first.json"
+    events = export(files_store, first, *spaces)
+    assert_valid_openlineage(first)
+    assert addresses(events) == {
+        ("s3a://lake", "raw/orders/", "FILE"),
+        ("hdfs://nn:8020", "/exports/orders", "FILE"),
+        ("file", "/data/in/orders.csv", "FILE"),
+        ("hive://c", "stg.orders", "TABLE"),
+        ("hive://c", "ods.orders", "TABLE"),
+        ("postgres://db:5432", "dwh.orders", "TABLE"),
+    }
+    lineage = [d["facets"]["columnLineage"] for e in events for d in e["outputs"] if d["name"] == "dwh.orders"]
+    assert {f["namespace"] for f in lineage[0]["fields"]["id"]["inputFields"]} == {"hive://c"}
+    # Imported with hive://c as the plain namespace, each node is named as harvested but dwh.orders, which keeps
+    # its namespace; exported again with the same options, the events are the same
+    copy = tmp_path / "copy.lin"
+    outcome = CliRunner().invoke(
+        cli, ["import", str(first), "--format", "openlineage", "--namespace", "hive://c", "--store", str(copy)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    kinds = read_store(copy).kinds
+    datasets = {name for name, kind in kinds.items() if kind.is_dataset}
+    assert datasets == {"s3a://lake/raw/orders/", "hdfs://nn:8020/exports/orders", "/data/in/orders.csv",
+                        "stg.orders", "ods.orders", "postgres://db:5432/dwh.orders"}  # fmt: skip
+    export(copy, tmp_path / "second.json", *spaces)
+    assert (tmp_path / "second.json").read_bytes() == first.read_bytes()
+
+
+def test_import_keeps_namespaces_so_same_names_of_two_sources_do_not_merge(tmp_path) -> None:
+    def event(namespace: str, run: str) -> dict:
+        return {**FOREIGN[0], "run": {"runId": run}, "inputs": [{"namespace": namespace, "name": "shop.orders"}],
+                "outputs": [{"namespace": "bigquery", "name": "proj.ds.orders"}]}  # fmt: skip
+
+    events = tmp_path / "two.jsonl"
+    events.write_text(json.dumps(event("postgres://a:5432", "r1")) + "\n" + json.dumps(event("mysql://b", "r2")) + "\n")
+    for plain, expected in (
+        ((), {"postgres://a:5432/shop.orders", "mysql://b/shop.orders", "bigquery:proj.ds.orders"}),
+        (("--namespace", "postgres://a:5432"), {"shop.orders", "mysql://b/shop.orders", "bigquery:proj.ds.orders"}),
+    ):
+        store = tmp_path / f"g{len(plain)}.lin"
+        outcome = CliRunner().invoke(
+            cli, ["import", str(events), "--format", "openlineage", *plain, "--store", str(store)]
+        )
+        assert outcome.exit_code == 0, outcome.output
+        assert {name for name, kind in read_store(store).kinds.items() if kind.is_dataset} == expected
+    again = export(tmp_path / "g0.lin", tmp_path / "again.json")
+    assert {(n, name) for n, name, _ in addresses(again)} == {
+        ("postgres://a:5432", "shop.orders"), ("mysql://b", "shop.orders"), ("bigquery", "proj.ds.orders")
+    }  # fmt: skip
+
+
+def test_a_manifests_namespaces_reach_the_export_and_options_beat_them(tmp_path, monkeypatch) -> None:
+    (tmp_path / "load.sql").write_text("INSERT INTO ods.orders SELECT id FROM stg.orders;\n")
+    (tmp_path / "flow.yaml").write_text(
+        "namespace: hive://cluster\nnamespaces: {ods: 'postgres://ods:5432'}\n"
+        "entries:\n  - {workflow: wf, module: load, sql_file: load.sql}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    outcome = CliRunner().invoke(cli, ["harvest", "--manifest", "flow.yaml", "--store", "g.lin", "-q", "--no-cache"])
+    assert outcome.exit_code == 0, outcome.output
+    manifest_only = addresses(export(tmp_path / "g.lin", tmp_path / "a.json"))
+    assert {(n, name) for n, name, _ in manifest_only} == {("hive://cluster", "stg.orders"),
+                                                           ("postgres://ods:5432", "ods.orders")}  # fmt: skip
+    overridden = addresses(export(tmp_path / "g.lin", tmp_path / "b.json", "--namespace", "ods=x://y"))
+    assert {(n, name) for n, name, _ in overridden} == {("hive://cluster", "stg.orders"), ("x://y", "ods.orders")}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("namespaces: [a, b]\nentries:\n  - {workflow: wf, module: load, sql_file: load.sql}\n")
+    refused = CliRunner().invoke(cli, ["harvest", "--manifest", "bad.yaml", "--store", "h.lin", "-q"])
+    assert refused.exit_code == 2 and "'namespaces' must map schemas to namespaces" in refused.output
+
+
+def git(folder: Path, *arguments: str) -> str:
+    import subprocess
+
+    command = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *arguments]
+    return subprocess.run(command, cwd=folder, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_jobs_say_their_type_and_where_their_sql_is_in_the_repository(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    if shutil.which("git") is None:
+        from tests.conftest import skip_for_want_of
+
+        skip_for_want_of("git")
+    repo = tmp_path / "etl"
+    (repo / "sql").mkdir(parents=True)
+    (repo / "sql" / "a.sql").write_text("-- load\nINSERT INTO ods.orders SELECT id FROM stg.orders;\n")
+    git(repo, "init", "-q")
+    git(repo, "remote", "add", "origin", "https://x-token:s3cret@github.com/acme/etl.git")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "sql")
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.chdir(repo)
+    assert CliRunner().invoke(cli, ["harvest", "sql", "--store", "g.lin", "-q", "--no-cache"]).exit_code == 0
+    (event,) = export(repo / "g.lin", tmp_path / "e.json")
+    assert_valid_openlineage(tmp_path / "e.json")
+    facets = event["job"]["facets"]
+    assert {k: facets["jobType"][k] for k in ("processingType", "integration", "jobType")} == {
+        "processingType": "BATCH", "integration": "lineage", "jobType": "QUERY"}  # fmt: skip
+    location = {k: v for k, v in facets["sourceCodeLocation"].items() if not k.startswith("_")}
+    assert location == {
+        "type": "git",
+        "repoUrl": "https://github.com/acme/etl.git",  # without the token
+        "path": "sql/a.sql",
+        "version": head,
+        "url": f"https://github.com/acme/etl/blob/{head}/sql/a.sql#L2",
+    }
+    (given,) = export(repo / "g.lin", tmp_path / "f.json", "--repo-url", "git@gitlab.com:acme/etl.git")
+    assert (
+        given["job"]["facets"]["sourceCodeLocation"]["url"] == f"https://gitlab.com/acme/etl/blob/{head}/sql/a.sql#L2"
+    )
+    monkeypatch.chdir(tmp_path)  # outside the checkout: the file, as a file URI
+    (outside,) = export(repo / "g.lin", tmp_path / "g.json")
+    assert {k: v for k, v in outside["job"]["facets"]["sourceCodeLocation"].items() if not k.startswith("_")} == {
+        "type": "file", "url": f"{(tmp_path / 'sql' / 'a.sql').as_uri()}#L2", "path": str(tmp_path / "sql" / "a.sql")
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["export", "--namespace", "=hive://c"], "give NAMESPACE or SCHEMA=NAMESPACE"),
+        (["export", "--namespace", "dwh="], "give NAMESPACE or SCHEMA=NAMESPACE"),
+        (["import", "edges.csv", "--namespace", "hive://c"], "--namespace is for --format openlineage, not csv"),
+    ],
+)
+def test_namespace_options_that_cannot_be_used_exit_2(stores, tmp_path, monkeypatch, command, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "edges.csv").write_text("source,target\na.b,c.d\n")
+    outcome = CliRunner().invoke(cli, [*command, "--store", str(stores["oozie"] if command[0] == "export" else "g")])
+    assert outcome.exit_code == 2 and message in outcome.output, outcome.output
+
+
+def test_a_statement_is_located_in_its_repository_or_as_a_file(tmp_path, monkeypatch) -> None:
+    from lineage_cli.emit.naming import Repository
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "etl").mkdir()
+    here = (tmp_path / "etl" / "a.sql").as_uri()
+    hosted = Repository("git@github.com:acme/etl.git", "https://github.com/acme/etl", "abc123", tmp_path)
+    assert hosted.location("etl/a.sql", 3) == {
+        "type": "git",
+        "repoUrl": "git@github.com:acme/etl.git",
+        "path": "etl/a.sql",
+        "version": "abc123",
+        "url": "https://github.com/acme/etl/blob/abc123/etl/a.sql#L3",
+    }
+    local_remote = Repository("/srv/git/etl.git", None, "abc123", tmp_path)  # no web page to link to
+    assert local_remote.location("etl/a.sql", 3)["url"] == f"{here}#L3"
+    no_remote = Repository(None, None, "abc123", tmp_path / "etl")  # a checkout without an origin
+    assert no_remote.location("etl/a.sql", 3) == {
+        "type": "file",
+        "url": f"{here}#L3",
+        "path": str(tmp_path / "etl/a.sql"),
+    }
+    assert hosted.location("/elsewhere/b.sql", 1) == {"type": "file", "url": "file:///elsewhere/b.sql#L1",
+                                                      "path": "/elsewhere/b.sql"}  # fmt: skip

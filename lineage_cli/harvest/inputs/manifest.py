@@ -68,6 +68,9 @@ class Manifest:
     dialect: str | None = None
     variables: dict[str, str] = field(default_factory=dict)  # vars_file values, then vars:
     defaults: dict[str, str] = field(default_factory=dict)
+    # the OpenLineage namespace of tables (``namespace:``) and of schemas' tables (``namespaces:``), for exports
+    namespace: str | None = None
+    namespaces: dict[str, str] = field(default_factory=dict)
     entries: list[Entry] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
@@ -144,6 +147,23 @@ def _top_level(data: Mapping[str, Any], manifest: Manifest) -> None:
                 raise ManifestError(str(error)) from None
         elif value is not None:
             raise ManifestError(f"{manifest.display}: '{key}' must be a mapping")
+    _namespaces(data, manifest)
+
+
+def _namespaces(data: Mapping[str, Any], manifest: Manifest) -> None:
+    """``namespace: NS`` and ``namespaces: {SCHEMA: NS}``: where an OpenLineage export puts the flow's tables."""
+    namespace, by_schema = data.get("namespace"), data.get("namespaces")
+    if namespace is not None:
+        if not isinstance(namespace, str) or not namespace:
+            raise ManifestError(f"{manifest.display}: 'namespace' must be a text, e.g. hive://cluster")
+        manifest.namespace = namespace
+    if by_schema is None:
+        return
+    if not isinstance(by_schema, dict) or not all(
+        isinstance(key, str) and key and isinstance(value, str) and value for key, value in by_schema.items()
+    ):
+        raise ManifestError(f"{manifest.display}: 'namespaces' must map schemas to namespaces, e.g. dwh: pg://db")
+    manifest.namespaces = dict(by_schema)
 
 
 def _csv_rows(text: str) -> list[tuple[int, object, int | None]]:
