@@ -169,6 +169,11 @@ class Store:
             mapped[start:end].decode() for start, end in zip((starts + at).tolist(), (ends + at).tolist(), strict=True)
         ]
 
+    @property
+    def keeps_names(self) -> bool:
+        """Whether ``names_of`` keeps the names it makes (``_kept_names``): a session that has named many."""
+        return self._names_kept is not None
+
     def _kept_names(self, nodes: np.ndarray, text: str) -> list[str]:
         """Names of ``nodes`` (a numpy array) in a session that reads many: each made once, as a slice of the
         decoded table (byte offsets are character offsets in an ASCII table), and kept by node, so an answer

@@ -313,19 +313,21 @@ def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
     order = np.argsort(nodes, kind="stable")  # id order is name order
     ids = nodes.take(order)
     names = store.names_of(ids)
-    kind_labels = np.array(_kind_labels(), dtype=object)
-    answer = ResultColumns(
-        names=names,
-        kinds=_checked(kind_labels.take(store.numpy_array("node_kind").take(ids)).tolist()),
-        depths=hops.take(order).tolist(),
-    )
+    kind_values = store.numpy_array("node_kind").take(ids)
+    labels, known = _kind_arrays()
+    if not known.take(kind_values).all():
+        _checked([None])
+    answer = ResultColumns(names=names, kinds=labels.take(kind_values).tolist(), depths=hops.take(order).tolist())
     _add_roles(store, ids, answer)
     if _has_files(store) and (store.numpy_array("node_file").take(ids) >= 0).any():
         _add_provenance(store, ids.tolist(), answer)
     pairs, kinds, flags = _distinct_edges(sources, targets, attributes)
-    named = np.array(names, dtype=object)
-    answer.sources = _names_of(store, ids, named, (pairs >> 32).astype(np.int32))
-    answer.targets = _names_of(store, ids, named, (pairs & 0xFFFFFFFF).astype(np.int32))
+    ends = (pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(np.int32)
+    if store.keeps_names:  # the session keeps every name it made: the edges' ends are the nodes just named
+        answer.sources, answer.targets = store.names_of(ends[0]), store.names_of(ends[1])
+    else:
+        named = np.array(names, dtype=object)
+        answer.sources, answer.targets = (_names_of(store, ids, named, end) for end in ends)
     answer.types = _lookup(kinds, _edge_label)
     answer.subtypes = _lookup(flags, _subtypes)
     return answer
@@ -478,6 +480,19 @@ def _kind_labels() -> list[str | None]:
         known = {int(k): k.label for k in NodeKind}
         _LABELS.extend(known.get(value) for value in range(256))
     return _LABELS
+
+
+_KIND_ARRAYS: list[np.ndarray] = []
+
+
+def _kind_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """``_kind_labels()`` as an object array, and which kind values have a label."""
+    import numpy as np
+
+    if not _KIND_ARRAYS:
+        labels = np.array(_kind_labels(), dtype=object)
+        _KIND_ARRAYS.extend((labels, np.not_equal(labels, None)))
+    return _KIND_ARRAYS[0], _KIND_ARRAYS[1]
 
 
 def _checked(labels: list[str | None]) -> list[str]:
