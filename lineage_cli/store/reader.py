@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import zlib
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -197,6 +197,38 @@ class Store:
             return None
         file = str(files[file_offsets[file_index] : file_offsets[file_index + 1]], "utf-8")
         return file, node_line[node]
+
+    def expressions(self, columns: Iterable[int]) -> dict[int, list[tuple[int, str]]]:
+        """The SQL expressions ``columns`` are written with: for each column that has any, (statement, text) pairs
+        in the order of the statements' files and lines.  The rows are sorted by column: a numpy array of ids
+        is looked up by ``searchsorted``, anything else by a binary search per id."""
+        rows = self.array("expr_column")
+        if not len(rows):
+            return {}
+        if hasattr(columns, "take"):  # a numpy array
+            import numpy as np
+
+            numbered = self.numpy_array("expr_column")
+            starts, ends = np.searchsorted(numbered, columns), np.searchsorted(numbered, columns, side="right")
+            found = np.flatnonzero(ends > starts)
+            spans = zip(columns.take(found).tolist(), starts.take(found).tolist(), ends.take(found).tolist())
+        else:
+            spans = ((c, bisect_left(rows, c), bisect_right(rows, c)) for c in columns)
+        return {column: self._expression_rows(start, end) for column, start, end in spans if end > start}
+
+    def _expression_rows(self, start: int, end: int) -> list[tuple[int, str]]:
+        statements, offsets, at = self.array("expr_statement"), self.array("expr_offsets"), self._expressions_at
+        found = [
+            (statements[row], self._map[at + offsets[row] : at + offsets[row + 1]].decode("utf-8"))
+            for row in range(start, end)
+        ]
+        if len(found) > 1:  # several statements write the column: in the order of their files and lines
+            found.sort(key=lambda pair: self.provenance(pair[0]) or ("", 0))
+        return found
+
+    @cached_property
+    def _expressions_at(self) -> int:
+        return self._section("expr_text").offset
 
     def container(self, node: int) -> int | None:
         parent = self.array("node_container")[node]
