@@ -77,7 +77,23 @@ def _nodes(columns: ResultColumns) -> list[str]:
         provenance = zip(columns.files, columns.lines, strict=True)
         texts = ["" if f is None else f'{MEMBER}"file": {_value(f)}{MEMBER}"line": {_value(n)}' for f, n in provenance]
         members.append(_Member("", texts))
+    if columns.expressions:
+        members.append(_Member("", list(map(_expressions_text, columns.expressions))))
     return _objects(members)
+
+
+def _expressions_text(expressions: tuple[tuple[str, str], ...]) -> str:
+    """A column node's optional ``expression`` member, and ``expressions`` when several statements write it (as
+    ``result._node_dict`` has them)."""
+    if not expressions:
+        return ""
+    text = f'{MEMBER}"expression": {encode_basestring(expressions[0][1])}'
+    if len(expressions) == 1:
+        return text
+    listed = [{"statement": made, "expression": expression} for made, expression in expressions]
+    return (
+        text + f'{MEMBER}"expressions": ' + json.dumps(listed, indent=2, ensure_ascii=False).replace("\n", MEMBER[1:])
+    )
 
 
 def _edges(columns: ResultColumns) -> list[str]:
