@@ -211,7 +211,9 @@ class Store:
             numbered = self.numpy_array("expr_column")
             starts, ends = np.searchsorted(numbered, columns), np.searchsorted(numbered, columns, side="right")
             found = np.flatnonzero(ends > starts)
-            spans = zip(columns.take(found).tolist(), starts.take(found).tolist(), ends.take(found).tolist())
+            spans = zip(
+                columns.take(found).tolist(), starts.take(found).tolist(), ends.take(found).tolist(), strict=True
+            )
         else:
             spans = ((c, bisect_left(rows, c), bisect_right(rows, c)) for c in columns)
         return {column: self._expression_rows(start, end) for column, start, end in spans if end > start}

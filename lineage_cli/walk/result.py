@@ -32,6 +32,14 @@ class ResultNode(NamedTuple):
     # a column's SQL expressions: (the statement writing it, the expression it writes it with), in file order
     expressions: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def expression_note(self) -> str | None:
+        """The column's expression as a picture shows it (GraphML data, DOT tooltip): the one statement's, or a
+        line per statement, ``statement: expression``, when several write it."""
+        if len(self.expressions) < 2:
+            return self.expressions[0][1] if self.expressions else None
+        return "\n".join(f"{statement}: {text}" for statement, text in self.expressions)
+
 
 class ResultEdge(NamedTuple):
     source: str

@@ -16,7 +16,7 @@ from sqlglot import exp
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.sql.columns.blocks import _Block, _ValuesBlock
 from lineage_cli.harvest.sql.columns.dml import merge, update_or_delete, upsert
-from lineage_cli.harvest.sql.columns.expressions import Written, expression_text
+from lineage_cli.harvest.sql.columns.expressions import Written, expression_texts
 from lineage_cli.harvest.sql.columns.lineage import (
     _SUBTYPE_NAMES,
     ALIAS_AFTER_KNOWN,
@@ -85,7 +85,7 @@ def column_lineage(
     edges: set[ColumnEdge] = set()
     warnings: list[str] = []
     written: dict[str, None] = {}
-    texts: dict[str, str] = {}
+    expressions: dict[str, Written] = {}
     for write in lineage.writes:
         analysis = _Analysis(ctx, catalog, write.target)
         try:
@@ -94,8 +94,9 @@ def column_lineage(
             analysis.warn(f"{write.target}: expression nested too deeply for column lineage")
         edges.update(analysis.edges())
         written.update(analysis.written)
-        texts.update(analysis.expression_texts())
+        expressions.update(analysis.expressions)
         warnings.extend(w for w in analysis.warnings if w not in warnings)
+    texts = expression_texts(expressions, ctx.profile.sqlglot_dialect)  # once per target column, not per edge
     return sorted(edges, key=_edge_key), list(written), texts, warnings
 
 
@@ -169,11 +170,6 @@ class _Analysis:
             update_or_delete(self, statement, write, env)
         while self.pending:
             self.pending.pop().process()
-
-    def expression_texts(self) -> dict[str, str]:
-        """Each target column's expression as text: made here, once per column, not per edge."""
-        texts = {column: expression_text(written, self.dialect) for column, written in self.expressions.items()}
-        return {column: text for column, text in texts.items() if text is not None}
 
     def edges(self) -> Iterator[ColumnEdge]:
         for (source, target), level in self.projection.items():

@@ -1,11 +1,15 @@
 """The SQL expression behind each target column, as its statement wrote it: what a column's value is computed by.
 
 The analysis notes, for each target column, what its value is written as (``Written``): the projection's syntax
-node (its alias left off), a column a star expanded to (``t.*`` gives ``t.id``: text already), the branches of a
-UNION, or nothing where no one expression says it (a VALUES list of several rows).  ``expression_text`` turns one
-into text once per target column, after the analysis: sqlglot's SQL for the node in the statement's dialect,
-without comments, cut to ``MAX_EXPRESSION`` characters ending in an ellipsis.  A plain unquoted column reference,
-the commonest projection, is joined from its names without running sqlglot's generator.
+node (its alias is left off when the text is made), a column a star expanded to (``t.*`` gives ``t.id``: text
+already), the branches of a UNION, or nothing where no one expression says it (a VALUES list of several rows).  ``expression_texts`` turns
+them into text once per target column, once the whole statement is analysed: sqlglot's SQL for the node in the
+statement's dialect, without comments, cut to ``MAX_EXPRESSION`` characters ending in an ellipsis.
+
+The harvest's CPU is a benchmarked target, so the text is made cheaply: one generator per statement, generating
+from the nodes themselves (``Expression.sql`` looks the dialect up, makes a generator and copies the node each
+call: seven times the cost), and a plain unquoted column reference, the commonest projection, joined from its names
+without running the generator at all.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ErrorLevel
+from sqlglot.generator import Generator
 
 MAX_EXPRESSION = 200  # characters kept of an expression's text, the ellipsis included
 ELLIPSIS = "…"
@@ -28,11 +35,6 @@ class Branches(NamedTuple):
 Written = exp.Expression | str | Branches | None
 
 
-def unaliased(projection: exp.Expression) -> exp.Expression:
-    """A projection without its alias: ``SUM(x) AS total`` is written ``SUM(x)``."""
-    return projection.this if isinstance(projection, (exp.Alias, exp.Aliases)) else projection
-
-
 def set_keyword(operation: exp.SetOperation) -> str:
     """``UNION`` or ``UNION ALL`` (INTERSECT, EXCEPT) as the operation is written.
 
@@ -44,27 +46,37 @@ def set_keyword(operation: exp.SetOperation) -> str:
     return word if operation.args.get("distinct") else f"{word} ALL"
 
 
-def expression_text(written: Written, dialect: str) -> str | None:
-    """The bounded text of what a column is written as, or None when nothing says it.
+def expression_texts(expressions: dict[str, Written], dialect: str) -> dict[str, str]:
+    """The bounded text of what each column is written as (none for a column nothing says it of).
 
-    >>> import sqlglot
-    >>> expression_text(sqlglot.parse_one("SELECT CAST(o.amount AS DECIMAL(10, 2)) -- net").selects[0], "hive")
-    'CAST(o.amount AS DECIMAL(10, 2))'
-    >>> expression_text(sqlglot.parse_one("SELECT o.id").selects[0], "hive")
-    'o.id'
-    >>> text = expression_text(sqlglot.parse_one("SELECT " + " + ".join(["a"] * 150)).selects[0], "hive")
-    >>> len(text), text[-3:]
-    (200, '+ …')
+    The nodes are generated from as they are, not copied: the statement's analysis is over, and what the
+    generator's preprocessing may rewrite in place (T-SQL's explicit booleans) is no part of what is read after it.
+
+    >>> from sqlglot import parse_one
+    >>> select = parse_one("SELECT CAST(o.amount AS DECIMAL(10, 2)) /* net */, o.id AS k, " + "+".join("a" * 99))
+    >>> texts = expression_texts(dict(zip("xyz", select.selects)), "hive")
+    >>> texts["x"], texts["y"], len(texts["z"]), texts["z"][-3:]
+    ('CAST(o.amount AS DECIMAL(10, 2))', 'o.id', 200, ' +…')
     """
+    if not expressions:
+        return {}
+    generator = Dialect.get_or_raise(dialect).generator(comments=False, unsupported_level=ErrorLevel.IGNORE)
+    texts = {column: _text(written, generator) for column, written in expressions.items()}
+    return {column: text for column, text in texts.items() if text is not None}
+
+
+def _text(written: Written, generator: Generator) -> str | None:
     if written is None:
         return None
     if isinstance(written, str):
         return _bounded(written)
     if isinstance(written, Branches):
-        texts = [text for text in (expression_text(item, dialect) for item in written.items) if text is not None]
+        texts = [text for text in (_text(item, generator) for item in written.items) if text is not None]
         distinct = list(dict.fromkeys(texts))
         return _bounded(f" {written.keyword} ".join(distinct)) if distinct else None
-    return _bounded(_plain_column(written) or written.sql(dialect=dialect, comments=False))
+    if isinstance(written, (exp.Alias, exp.Aliases)):  # ``SUM(x) AS total`` is written ``SUM(x)``
+        written = written.this
+    return _bounded(_plain_column(written) or generator.generate(written, copy=False))
 
 
 def _plain_column(node: exp.Expression) -> str | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lineage_cli.harvest.sql.columns.blocks import _Block
-from lineage_cli.harvest.sql.columns.expressions import Written, unaliased
+from lineage_cli.harvest.sql.columns.expressions import Written
 from lineage_cli.harvest.sql.columns.lineage import (
     ALIAS_AFTER_KNOWN,
     ALIAS_FIRST,
@@ -153,7 +153,7 @@ class _SelectBlock(_Block):
             for name, lineage in zip(names, self._projection_lineages(projection, len(names)), strict=True):
                 outputs.append((name, lineage))
                 self._aliases.setdefault(name, lineage)
-            written += [unaliased(projection)] * len(names)
+            written += [projection] * len(names)
         return outputs
 
     def _written(self) -> list[Written]:
@@ -163,7 +163,7 @@ class _SelectBlock(_Block):
         """What the columns a star expands to are written as: each column by its name, qualified as the star is
         (``o.*`` gives ``o.id``), and a ``* REPLACE (expr AS a)`` column its expression."""
         prefix = "" if isinstance(projection, exp.Star) else projection.sql(dialect=self.analysis.dialect)[:-1]
-        replaced = {self.analysis.output_name(item, 0): unaliased(item) for item in star.args.get("replace") or ()}
+        replaced = {self.analysis.output_name(item, 0): item for item in star.args.get("replace") or ()}
         return [replaced.get(name, f"{prefix}{name}") for name in names]
 
     def _projection_lineages(self, projection: exp.Expression, width: int) -> list[_Lineage]:
