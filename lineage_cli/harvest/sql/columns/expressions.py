@@ -2,9 +2,10 @@
 
 The analysis notes, for each target column, what its value is written as (``Written``): the projection's syntax
 node (its alias is left off when the text is made), a column a star expanded to (``t.*`` gives ``t.id``: text
-already), the branches of a UNION, or nothing where no one expression says it (a VALUES list of several rows).  ``expression_texts`` turns
-them into text once per target column, once the whole statement is analysed: sqlglot's SQL for the node in the
-statement's dialect, without comments, cut to ``MAX_EXPRESSION`` characters ending in an ellipsis.
+already), the branches of a UNION, or nothing where no one expression says it (a VALUES list of several rows).
+``expression_texts`` turns them into text once per target column, once the whole statement is analysed: sqlglot's
+SQL for the node in the statement's dialect, without comments, cut to ``MAX_EXPRESSION`` characters ending in an
+ellipsis.
 
 The harvest's CPU is a benchmarked target, so the text is made cheaply: one generator per statement, generating
 from the nodes themselves (``Expression.sql`` looks the dialect up, makes a generator and copies the node each
