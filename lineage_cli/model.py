@@ -148,6 +148,18 @@ def _is_location(name: str) -> bool:
     return "://" in name or name.startswith(("/", "@"))
 
 
+MAX_EXPRESSION = 200  # characters kept of a column's SQL expression, the ellipsis included
+
+
+def bounded_expression(text: str) -> str:
+    """A column's SQL expression as the store keeps it: at most ``MAX_EXPRESSION`` characters, cut with an ellipsis.
+
+    >>> bounded_expression("a + b"), len(bounded_expression("x" * 500)), bounded_expression("x" * 500)[-2:]
+    ('a + b', 200, 'x…')
+    """
+    return text if len(text) <= MAX_EXPRESSION else text[: MAX_EXPRESSION - 1] + "…"
+
+
 def subtypes_from_flags(flags: int) -> list[str]:
     """Names of the subtypes set in ``flags``, in declaration order.
 

@@ -177,11 +177,16 @@ def from_store(store: Store) -> GraphArrays:
         attributes=store.numpy_array("fwd_attr").copy(),
         statements=store.numpy_array("fwd_statement").copy(),
         flags=store.numpy_array("node_flags").copy(),
-        expressions=ColumnExpressions(
-            store.numpy_array("expr_column").copy(),
-            store.numpy_array("expr_statement").copy(),
-            _strings(store, "expr_offsets", "expr_text"),
-        ),
+        expressions=stored_expressions(store),
+    )
+
+
+def stored_expressions(store: Store) -> ColumnExpressions:
+    """Every column expression of an open store."""
+    return ColumnExpressions(
+        store.numpy_array("expr_column").copy(),
+        store.numpy_array("expr_statement").copy(),
+        _strings(store, "expr_offsets", "expr_text"),
     )
 
 

@@ -4,8 +4,8 @@ The analysis notes, for each target column, what its value is written as (``Writ
 node (its alias is left off when the text is made), a column a star expanded to (``t.*`` gives ``t.id``: text
 already), the branches of a UNION, or nothing where no one expression says it (a VALUES list of several rows).
 ``expression_texts`` turns them into text once per target column, once the whole statement is analysed: sqlglot's
-SQL for the node in the statement's dialect, without comments, cut to ``MAX_EXPRESSION`` characters ending in an
-ellipsis.
+SQL for the node in the statement's dialect, without comments, cut to ``model.MAX_EXPRESSION`` characters ending in
+an ellipsis.
 
 The harvest's CPU is a benchmarked target, so the text is made cheaply: one generator per statement, generating
 from the nodes themselves (``Expression.sql`` looks the dialect up, makes a generator and copies the node each
@@ -22,8 +22,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel
 from sqlglot.generator import Generator
 
-MAX_EXPRESSION = 200  # characters kept of an expression's text, the ellipsis included
-ELLIPSIS = "…"
+from lineage_cli.model import bounded_expression
 
 
 class Branches(NamedTuple):
@@ -70,14 +69,14 @@ def _text(written: Written, generator: Generator) -> str | None:
     if written is None:
         return None
     if isinstance(written, str):
-        return _bounded(written)
+        return bounded_expression(written)
     if isinstance(written, Branches):
         texts = [text for text in (_text(item, generator) for item in written.items) if text is not None]
         distinct = list(dict.fromkeys(texts))
-        return _bounded(f" {written.keyword} ".join(distinct)) if distinct else None
+        return bounded_expression(f" {written.keyword} ".join(distinct)) if distinct else None
     if isinstance(written, (exp.Alias, exp.Aliases)):  # ``SUM(x) AS total`` is written ``SUM(x)``
         written = written.this
-    return _bounded(_plain_column(written) or generator.generate(written, copy=False))
+    return bounded_expression(_plain_column(written) or generator.generate(written, copy=False))
 
 
 def _plain_column(node: exp.Expression) -> str | None:
@@ -88,7 +87,3 @@ def _plain_column(node: exp.Expression) -> str | None:
     if all(type(part) is exp.Identifier and not part.args.get("quoted") for part in parts):
         return ".".join(part.this for part in parts)
     return None
-
-
-def _bounded(text: str) -> str:
-    return text if len(text) <= MAX_EXPRESSION else text[: MAX_EXPRESSION - 1] + ELLIPSIS
