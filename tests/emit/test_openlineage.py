@@ -113,7 +113,8 @@ def test_column_lineage_is_direct_for_projections_and_indirect_for_predicates(st
     ]
     daily = output_named(event, "mart.sales_daily")
     lineage = daily["facets"]["columnLineage"]
-    aggregation = [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}]
+    # the description is the SQL expression the statement writes the column with
+    aggregation = [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False, "description": "SUM(u.revenue_usd)"}]
     assert lineage["fields"]["revenue_usd"]["inputFields"][0] == {
         "namespace": "default",
         "name": "dwh.fct_sales",
@@ -143,14 +144,28 @@ def test_conditions_and_windows_that_shape_a_field_are_its_indirect_inputs(store
 
     # IF(o.total >= 50, 0, o.shipping_fee) AS shipping
     assert inputs("shop.order_summary", "shipping") == {
-        "shipping_fee": [{"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": False}],
+        "shipping_fee": [
+            {
+                "type": "DIRECT",
+                "subtype": "TRANSFORMATION",
+                "masking": False,
+                "description": "IF(o.total >= 50, 0, o.shipping_fee)",
+            }
+        ],
         "total": [{"type": "INDIRECT", "subtype": "CONDITIONAL"}],
     }
     # SUM(t.amount) OVER (PARTITION BY t.account_id ORDER BY t.txn_date) AS running_balance
     window = [{"type": "INDIRECT", "subtype": "WINDOW"}]
     assert inputs("mart.balance_history", "running_balance") == {
         "account_id": window,
-        "amount": [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}],
+        "amount": [
+            {
+                "type": "DIRECT",
+                "subtype": "AGGREGATION",
+                "masking": False,
+                "description": "SUM(t.amount) OVER (PARTITION BY t.account_id ORDER BY t.txn_date)",
+            }
+        ],
         "txn_date": window,
     }
 
