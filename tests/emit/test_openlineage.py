@@ -14,7 +14,9 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.model import NodeKind, Subtype
+from lineage_cli.model import EdgeType, NodeKind, Subtype
+from lineage_cli.store.arrays import from_store, to_graph
+from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 from tests.conftest import REPO, assert_valid_format
 from tests.store.storeview import read_store
@@ -224,6 +226,11 @@ def test_import_rebuilds_the_harvested_graph(stores, tmp_path) -> None:
     assert imported.kinds == original.kinds
     assert imported.containers == original.containers
     assert sorted(imported.edges) == sorted(original.edges)
+    # a column's expression travels as its projections' description: a column with none (a literal) loses it
+    harvested, back = (to_graph(from_store(open_store(path))) for path in (stores["warehouse"], copy))
+    projected = {(statement, target) for _, target, kind, statement in harvested.edges if kind is EdgeType.PROJECTION}
+    assert back.expressions == {key: text for key, text in harvested.expressions.items() if key in projected}
+    assert len(back.expressions) > 100
 
 
 FOREIGN = [
