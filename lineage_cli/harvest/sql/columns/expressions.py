@@ -7,14 +7,15 @@ already), the branches of a UNION, or nothing where no one expression says it (a
 SQL for the node in the statement's dialect, without comments, cut to ``model.MAX_EXPRESSION`` characters ending in
 an ellipsis.
 
-The harvest's CPU is a benchmarked target, so the text is made cheaply: one generator per statement, generating
-from the nodes themselves (``Expression.sql`` looks the dialect up, makes a generator and copies the node each
-call: seven times the cost), and a plain unquoted column reference, the commonest projection, joined from its names
-without running the generator at all.
+The harvest's CPU is a benchmarked target, so the text is made cheaply: one generator per dialect and thread,
+generating from the nodes themselves (``Expression.sql`` looks the dialect up, makes a generator and copies the
+node each call: seven times the cost), and a plain unquoted column reference, the commonest projection, joined
+from its names without running the generator at all.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 from sqlglot import exp
@@ -60,9 +61,23 @@ def expression_texts(expressions: dict[str, Written], dialect: str) -> dict[str,
     """
     if not expressions:
         return {}
-    generator = Dialect.get_or_raise(dialect).generator(comments=False, unsupported_level=ErrorLevel.IGNORE)
+    generator = _generator(dialect)
     texts = {column: _text(written, generator) for column, written in expressions.items()}
     return {column: text for column, text in texts.items() if text is not None}
+
+
+_GENERATORS = threading.local()  # a generator keeps state while it runs: one per thread (parse_sql may run in many)
+
+
+def _generator(dialect: str) -> Generator:
+    """The thread's generator of ``dialect``'s SQL, made on first use."""
+    made = _GENERATORS.__dict__.setdefault("by_dialect", {})
+    generator = made.get(dialect)
+    if generator is None:
+        generator = made[dialect] = Dialect.get_or_raise(dialect).generator(
+            comments=False, unsupported_level=ErrorLevel.IGNORE
+        )
+    return generator
 
 
 def _text(written: Written, generator: Generator) -> str | None:
