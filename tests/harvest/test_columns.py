@@ -811,3 +811,18 @@ def test_generated_warehouse_matches_the_ground_truth_exactly(tmp_path, dialect)
     assert sorted(expected_predicates - predicates) == [] and sorted(predicates - expected_predicates) == []
     assert sorted(expected_predicate_columns - predicate_columns) == []
     assert sorted(predicate_columns - expected_predicate_columns) == []
+
+
+def test_an_expression_too_deep_to_print_costs_its_text_only(monkeypatch) -> None:
+    """The SQL text of a column is made after its edges: a generator that gives up leaves the edges as they are."""
+    from lineage_cli import parse_sql
+    from lineage_cli.harvest.sql.columns import expressions
+
+    def too_deep(*_: object) -> str:
+        raise RecursionError
+
+    sql = "INSERT INTO t.x (a, b) SELECT s.b, s.a + 1 FROM s.s s"
+    monkeypatch.setattr(expressions, "_text", too_deep)
+    (statement,) = parse_sql(sql, dialect="hive")["statements"]
+    assert statement["expressions"] == {}
+    assert {(c["source"], c["target"]) for c in statement["columns"]} == {("s.s.b", "t.x.a"), ("s.s.a", "t.x.b")}

@@ -62,8 +62,16 @@ def expression_texts(expressions: dict[str, Written], dialect: str) -> dict[str,
     if not expressions:
         return {}
     generator = _generator(dialect)
-    texts = {column: _text(written, generator) for column, written in expressions.items()}
+    texts = {column: _guarded_text(written, generator) for column, written in expressions.items()}
     return {column: text for column, text in texts.items() if text is not None}
+
+
+def _guarded_text(written: Written, generator: Generator) -> str | None:
+    """The text, or none for an expression nested too deeply to print: its column keeps its edges all the same."""
+    try:
+        return _text(written, generator)
+    except RecursionError:
+        return None
 
 
 _GENERATORS = threading.local()  # a generator keeps state while it runs: one per thread (parse_sql may run in many)
