@@ -434,8 +434,7 @@ def _add_expressions(store: Store, ids: Any, answer: ResultColumns) -> None:  # 
         columns = [node for node in ids if kinds[node] == COLUMN]
     found = store.expressions(columns) if len(columns) else {}
     if found:
-        named = {column: tuple((store.name(made), text) for made, text in rows) for column, rows in found.items()}
-        answer.expressions = [named.get(node, ()) for node in (ids.tolist() if hasattr(ids, "tolist") else ids)]
+        answer.expressions = [found.get(node, ()) for node in (ids.tolist() if hasattr(ids, "tolist") else ids)]
 
 
 def _edge_rows(walk: Walk) -> Any:  # noqa: ANN401 - an iterator of (source, target, attributes)

@@ -32,9 +32,9 @@ def two_writers() -> Graph:
 def test_the_reader_finds_a_columns_expressions_in_the_order_of_their_files(tmp_path) -> None:
     write_store(two_writers(), tmp_path / "g.lin", {})
     store = open_store(tmp_path / "g.lin")
-    total, column_id, step_a, step_b = (store.find(n) for n in ("rpt.t.total", "rpt.t.id", "a.sql:30", "b.sql:9"))
+    total, column_id = store.find("rpt.t.total"), store.find("rpt.t.id")
     found = store.expressions([total, column_id, store.find("stg.s.amount")])
-    assert found == {total: [(step_a, "0"), (step_b, "SUM(s.amount)")], column_id: [(step_b, "s.id ∥ 'é'")]}
+    assert found == {total: (("a.sql:30", "0"), ("b.sql:9", "SUM(s.amount)")), column_id: (("b.sql:9", "s.id ∥ 'é'"),)}
     assert store.expressions(np.array([column_id, total], dtype=np.int32)) == found  # a walk's array of ids
     assert len(store.array("expr_column")) == 3 and len(store.array("expr_offsets")) == 4
 
