@@ -65,12 +65,14 @@ class ColumnExpressions:
     @classmethod
     def of(cls, rows: Iterable[tuple[int, int, str]]) -> ColumnExpressions:
         """From (column, statement, text) rows, sorted here; the first text of a (column, statement) pair wins."""
-        pairs: dict[tuple[int, int], str] = {}
-        for column, statement, text in sorted(rows, key=lambda row: row[:2]):  # (a stable sort: the first stays first)
-            pairs.setdefault((column, statement), text)
-        columns = np.fromiter((column for column, _ in pairs), dtype="<i4", count=len(pairs))
-        statements = np.fromiter((statement for _, statement in pairs), dtype="<i4", count=len(pairs))
-        return cls(columns, statements, list(pairs.values()))
+        listed = list(rows)
+        columns = np.fromiter((row[0] for row in listed), dtype="<i4", count=len(listed))
+        statements = np.fromiter((row[1] for row in listed), dtype="<i4", count=len(listed))
+        order = np.lexsort((statements, columns))  # (stable: of a pair's rows, the first given comes first)
+        columns, statements = columns[order], statements[order]
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = (columns[1:] != columns[:-1]) | (statements[1:] != statements[:-1])
+        return cls(columns[first], statements[first], [listed[row][2] for row in order[first].tolist()])
 
     def rows(self) -> Iterator[tuple[int, int, str]]:
         return zip(self.columns.tolist(), self.statements.tolist(), self.texts, strict=True)
