@@ -744,7 +744,8 @@ def test_templates_keep_unknown_placeholders_and_line_numbers():
 
 
 def _documented_examples() -> list[tuple[str, str]]:
-    """(SQL, edges) of every example in docs/lineage-semantics.md: a sql block right before a text block."""
+    """(SQL, edges) of every example in docs/lineage-semantics.md: a sql block right before a text block (whose
+    lines are edges, ``source -> target KIND/SUBTYPE``, and maybe expressions, ``column = text``)."""
     text = SEMANTICS.read_text(encoding="utf-8")
     return re.findall(r"```sql\n(.*?)```\n```text\n(.*?)```", text, re.DOTALL)
 
@@ -762,7 +763,11 @@ def test_documented_examples_are_what_the_engine_gives(sql, listed):
         for statement in result["statements"]
         for c in statement["columns"]
     )
-    assert found == listed.strip().splitlines()
+    lines = listed.strip().splitlines()
+    assert found == [line for line in lines if " -> " in line]
+    expressions = dict(line.split(" = ", 1) for line in lines if " -> " not in line)
+    if expressions:  # an example of the expression behind a column lists every target column's
+        assert {c: t for statement in result["statements"] for c, t in statement["expressions"].items()} == expressions
 
 
 # ----------------------------------------------------------------------------- generated warehouses
