@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from lineage_cli.cli import cli
 from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance, Subtype
 from lineage_cli.store import writer
-from lineage_cli.store.layout import FORMAT_VERSION, StoreError, StoreWriteError, unpack_attributes
+from lineage_cli.store.layout import FORMAT_VERSION, SECTIONS, StoreError, StoreWriteError, unpack_attributes
 from lineage_cli.store.lock import lock_path
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
@@ -193,6 +193,7 @@ def test_the_format_document_lists_every_section_with_its_dtype(store_file) -> N
     documented = dict(re.findall(r"^\| `(\w+)` \| `\\?([|<]\w+)` \|", text, flags=re.MULTILINE))
     written = {name: section.dtype for name, section in open_store(store_file).header.sections.items()}
     assert documented == written
+    assert list(documented) == list(written) == list(SECTIONS)  # the table is in the order the writer writes
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
