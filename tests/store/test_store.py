@@ -41,6 +41,7 @@ def small_graph() -> Graph:
     graph.add_edge("stg.orders.id", "rpt.v_orders.id", EdgeType.PROJECTION, Subtype.IDENTITY.bit, step)
     graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.FILTER.bit, step)
     graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.JOIN.bit, step)
+    graph.expressions[(step, "rpt.v_orders.id")] = "o.id"  # so that the byte-level tests cover its sections
     return graph
 
 
@@ -63,6 +64,9 @@ def test_round_trip_names_kinds_containers_provenance(store_file) -> None:
     assert store.provenance(store.find("stg.orders")) is None
     assert store.find("stg.order") is None and store.find("zzz") is None
     assert store.meta["default_schema"] == "stg"
+    assert store.expressions([store.find("rpt.v_orders.id")]) == {
+        store.find("rpt.v_orders.id"): (("etl/v.sql:4", "o.id"),)
+    }
 
 
 def test_round_trip_adjacency_both_directions(store_file) -> None:
