@@ -357,7 +357,8 @@ def _walk_command(direction: str) -> Callable[..., None]:
     a SQL LIKE pattern (`stg.%`, `%.t_sales%`) merges the lineage of every match.
     --walkplan chooses what is walked and shown (default: `tables` for tables and views,
     `columns` for columns); --level rolls the answer up to tables, schemas, datamarts,
-    modules or workflows.
+    modules or workflows.  A column shows the SQL expression its statement writes it with
+    (under it in the tree; `expression` in JSON and GraphML; the tooltip in DOT).
 
     \b
     Example:

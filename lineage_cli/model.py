@@ -148,6 +148,18 @@ def _is_location(name: str) -> bool:
     return "://" in name or name.startswith(("/", "@"))
 
 
+MAX_EXPRESSION = 200  # characters kept of a column's SQL expression, the ellipsis included
+
+
+def bounded_expression(text: str) -> str:
+    """A column's SQL expression as the store keeps it: at most ``MAX_EXPRESSION`` characters, cut with an ellipsis.
+
+    >>> bounded_expression("a + b"), len(bounded_expression("x" * 500)), bounded_expression("x" * 500)[-2:]
+    ('a + b', 200, 'x…')
+    """
+    return text if len(text) <= MAX_EXPRESSION else text[: MAX_EXPRESSION - 1] + "…"
+
+
 def subtypes_from_flags(flags: int) -> list[str]:
     """Names of the subtypes set in ``flags``, in declaration order.
 
@@ -176,10 +188,11 @@ class Graph:
     transformations ``file:line`` (with ``#n`` when a line holds several statements).
     Edges are keyed by ``(source, target, type, statement)``, where ``statement`` is the
     transformation node the edge came from (None when no statement made it); subtype flags
-    of one key are OR-ed together.  ``flags`` holds the ``NodeFlag`` bits of the nodes that have any.
+    of one key are OR-ed together.  ``flags`` holds the ``NodeFlag`` bits of the nodes that have any;
+    ``expressions`` the SQL expression a transformation writes a column with, by (transformation, column).
     """
 
-    __slots__ = ("kinds", "containers", "provenance", "edges", "flags")
+    __slots__ = ("kinds", "containers", "provenance", "edges", "flags", "expressions")
 
     def __init__(
         self,
@@ -188,22 +201,25 @@ class Graph:
         provenance: dict[str, Provenance] | None = None,
         edges: dict[EdgeKey, int] | None = None,
         flags: dict[str, int] | None = None,
+        expressions: dict[tuple[str, str], str] | None = None,
     ) -> None:
         self.kinds: dict[str, NodeKind] = {} if kinds is None else kinds
         self.containers: dict[str, str] = {} if containers is None else containers
         self.provenance: dict[str, Provenance] = {} if provenance is None else provenance
         self.edges: dict[EdgeKey, int] = {} if edges is None else edges
         self.flags: dict[str, int] = {} if flags is None else flags
+        self.expressions: dict[tuple[str, str], str] = {} if expressions is None else expressions
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Graph):
             return NotImplemented
-        return (self.kinds, self.containers, self.provenance, self.edges, self.flags) == (
+        return (self.kinds, self.containers, self.provenance, self.edges, self.flags, self.expressions) == (
             other.kinds,
             other.containers,
             other.provenance,
             other.edges,
             other.flags,
+            other.expressions,
         )
 
     __hash__ = None  # type: ignore[assignment] - mutable
@@ -241,6 +257,8 @@ class Graph:
             self.flags[name] = self.flags.get(name, 0) | flags
         for (source, target, edge_type, statement), flags in other.edges.items():
             self.add_edge(source, target, edge_type, flags, statement)
+        for key, text in other.expressions.items():
+            self.expressions.setdefault(key, text)
 
 
 class Issue(NamedTuple):

@@ -54,6 +54,8 @@ def _node_statement(node: ResultNode, is_root: bool) -> str:
         attributes["style"] = look.dot_style + ",bold"
     elif node.role == "terminal":
         attributes["peripheries"] = "2"  # a double border: the end of the line even without colour
+    if node.expression_note is not None:  # a column's SQL expression, shown on hover in SVG
+        attributes["tooltip"] = node.expression_note
     return f"{quote(node.name)} {_attributes(attributes)};"
 
 
@@ -234,6 +236,9 @@ def _cell(
 ) -> str:
     """One row of a table node: a column (with its port) or the table's own head."""
     attributes = f' BGCOLOR="{fill}"' + (f' PORT="{port}"' if port else "")
+    if node is not None and node.expression_note is not None:
+        note = html.escape(style.xml_safe(node.expression_note), quote=True).replace("\n", "&#10;")
+        attributes += f' TOOLTIP="{note}"'  # a column's SQL expression
     if node is not None and (node.name in roots or node.role):
         color, width = border(node, node.name in roots)
         attributes += f' COLOR="{color}" BORDER="{round(width)}"'

@@ -2,7 +2,7 @@
 
 Each node carries a ``y:ShapeNode`` (label, shape and fill by kind, a red border for the
 queried nodes and a coloured one for sources and terminals) and plain ``<data>`` attributes
-(role included) that yEd's property panel and networkx read.  Nodes are pre-placed in
+(role included, and a column's SQL expression) that yEd's property panel and networkx read.  Nodes are pre-placed in
 columns by depth, so the file looks sensible in yEd before any layout is run.  Ids are
 ``n0..`` and ``e0..`` in result order.
 
@@ -42,8 +42,9 @@ ATTRIBUTE_KEYS = (
     ("d7", "edge", "type", "string"),
     ("d8", "edge", "subtypes", "string"),
     ("d9", "node", "role", "string"),
+    ("d10", "node", "expression", "string"),  # a column's SQL expression (``ResultNode.expression_note``)
 )
-NODE_FIELDS = ("name", "kind", "depth", "file", "line", "role")
+NODE_FIELDS = ("name", "kind", "depth", "file", "line", "role", "expression_note")
 GROUP_FIELDS = ("name", "kind")  # a container that is no node of the answer has no depth or provenance
 _KEY_IDS = {(domain, name): key_id for key_id, domain, name, _ in ATTRIBUTE_KEYS}
 
@@ -217,7 +218,7 @@ def _fill_graph(
 def _node_element(graph: ET.Element, node_id: str, node: ResultNode, fields: tuple[str, ...]) -> ET.Element:
     element = _sub(graph, G + "node", id=node_id)
     for name in fields:
-        _data(element, "node", name, getattr(node, name))
+        _data(element, "node", name.removesuffix("_note"), getattr(node, name))
     return element
 
 

@@ -77,7 +77,26 @@ def _nodes(columns: ResultColumns) -> list[str]:
         provenance = zip(columns.files, columns.lines, strict=True)
         texts = ["" if f is None else f'{MEMBER}"file": {_value(f)}{MEMBER}"line": {_value(n)}' for f, n in provenance]
         members.append(_Member("", texts))
+    if columns.expressions:
+        key = f'{MEMBER}"expression": '
+        texts = [
+            "" if not found else key + encode_basestring(found[0][1]) if len(found) == 1 else _several(found)
+            for found in columns.expressions
+        ]  # (one comprehension, no call per node: most nodes have no expression, or one)
+        members.append(_Member("", texts))
     return _objects(members)
+
+
+def _several(expressions: tuple[tuple[str, str], ...]) -> str:
+    """A column several statements write: ``expression`` (the first's) and ``expressions``, as ``result.py``'s
+    ``_node_dict`` has them."""
+    inner = "\n          "  # laid out as json.dumps(indent=2) lays them out at this depth: its Python encoder is slow
+    items = [
+        f'{{{inner}"statement": {encode_basestring(made)},{inner}"expression": {encode_basestring(text)}\n        }}'
+        for made, text in expressions
+    ]
+    listed = _array(items, "      ")
+    return f'{MEMBER}"expression": {encode_basestring(expressions[0][1])}{MEMBER}"expressions": {listed}'
 
 
 def _edges(columns: ResultColumns) -> list[str]:

@@ -6,8 +6,9 @@ after the statement itself (``file:line``).  Its READ and WRITE datasets are the
 and outputs, with the ``schema`` facet where the store knows their columns (CONTAINS edges) and
 the ``datasetType`` facet.  Each output carries the ``columnLineage`` facet of the statement's
 column edges (the ``fwd_statement`` of an edge names the transformation it came from):
-projection edges as DIRECT ``fields`` entries, predicate edges, which gate the whole output
-table, as INDIRECT ``dataset`` entries; masking subtypes become ``masking: true``.
+projection edges as DIRECT ``fields`` entries (their ``description`` the SQL expression the statement
+writes the column with), predicate edges, which gate the whole output table, as INDIRECT ``dataset``
+entries; masking subtypes become ``masking: true``.
 
 Datasets are named as OpenLineage's naming spec has it (``facets.address``): a file location under its
 scheme and authority with the ``datasetType`` FILE, a table under the namespace ``Namespaces`` gives its
@@ -84,6 +85,7 @@ class _Statement:
     columns: set[int] = field(default_factory=set)  # COLUMN_WRITE targets
     projections: list[tuple[int, int, int]] = field(default_factory=list)  # source column, target column, flags
     predicates: list[tuple[int, int, int]] = field(default_factory=list)  # source column, target dataset, flags
+    expressions: dict[int, str] = field(default_factory=dict)  # target column -> the SQL expression it is written as
 
 
 @dataclass(slots=True)
@@ -134,7 +136,7 @@ def to_json_lines(events: list[dict]) -> str:
 
 
 def _read(store: Store) -> _Graph:
-    from lineage_cli.store.arrays import edge_sources  # (numpy: loaded by an export only)
+    from lineage_cli.store.arrays import edge_sources, stored_expressions  # (numpy: loaded by an export only)
 
     sources = edge_sources(store)
     targets, attributes = store.numpy_array("fwd_node"), store.numpy_array("fwd_attr")
@@ -160,6 +162,8 @@ def _read(store: Store) -> _Graph:
             statements[statement].predicates.append((source, target, bits))
     for source, target, _, _ in edges(EdgeType.CONTAINS):
         columns[source].append(target)
+    for column, statement, text in stored_expressions(store).rows():
+        statements[statement].expressions[column] = text
     return _Graph(
         names=store.names(),
         kinds=store.numpy_array("node_kind").tolist(),
@@ -283,7 +287,7 @@ def _column_lineage(graph: _Graph, dataset: int, statement: _Statement, naming: 
     }
     for source, target, bits in sorted(statement.projections):
         if graph.container(target) == dataset and graph.container(source) is not None:
-            steps.setdefault(target, {}).setdefault(source, []).extend(_direct(bits))
+            steps.setdefault(target, {}).setdefault(source, []).extend(_direct(bits, statement.expressions.get(target)))
     for source, target, bits in sorted(statement.predicates):
         if graph.container(target) == dataset and graph.container(source) is not None:
             steps.setdefault(target, {}).setdefault(source, []).extend(_indirect(bits))
@@ -326,13 +330,17 @@ def _input_field(
     }
 
 
-def _direct(flags: int) -> list[dict[str, Any]]:
+def _direct(flags: int, expression: str | None) -> list[dict[str, Any]]:
+    """A projection's DIRECT transformations, each described by the SQL expression of the column it writes."""
     steps = [
         {"type": "DIRECT", "subtype": subtype, "masking": masking}
         for flag, (subtype, masking) in DIRECT_SUBTYPES.items()
         if flags & flag.bit
-    ]
-    return steps or [{"type": "DIRECT"}]
+    ] or [{"type": "DIRECT"}]
+    if expression is not None:
+        for step in steps:
+            step["description"] = expression
+    return steps
 
 
 def _indirect(flags: int) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ Children follow the edges in the walk's direction: sources for an upstream walk,
 otherwise; a path is one tree from its first node, and ``lineage io`` one tree with an
 inputs branch (upstream) and an outputs branch (downstream).  A node met again is printed
 but not re-expanded, so shared ancestry stays short and cycles terminate.  Sources and
-terminals carry their role after their kind.
+terminals carry their role after their kind; a column with a SQL expression has it on the line under
+its name (``= SUM(o.amount)``), once per statement that writes it, where the column is expanded.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class _Builder:
         self.children = _children(edges, direction)
         self.kinds = {node.name: node.kind for node in result.nodes}
         self.roles = {node.name: node.role for node in result.nodes if node.role}
+        self.expressions = {node.name: node.expressions for node in result.nodes if node.expressions}
         self.roots = set(result.roots)
         self.seen: set[str] = set()
 
@@ -51,9 +53,20 @@ class _Builder:
             label.append(f" ({self.roles[name]})", style="green")
         if edge is not None and edge.subtypes:
             label.append(f" [{', '.join(edge.subtypes)}]", style="italic cyan")
-        if name in self.seen and name in self.children:
-            label.append(f" {SEE_ABOVE}", style="dim italic")
+        if name in self.seen:
+            if name in self.children:
+                label.append(f" {SEE_ABOVE}", style="dim italic")
+        elif name in self.expressions:  # (once, where the column first shows)
+            self._add_expressions(label, self.expressions[name])
         return label
+
+    @staticmethod
+    def _add_expressions(label: Text, expressions: tuple[tuple[str, str], ...]) -> None:
+        """The column's expression on the line under it; each with its statement when several write it."""
+        for statement, text in expressions:
+            label.append(f"\n= {text}", style="yellow")
+            if len(expressions) > 1:
+                label.append(f"  ({statement})", style="dim")
 
     def tree(self, root: str) -> Tree:
         tree = Tree(self.label(root))

@@ -45,6 +45,9 @@ class StatementLike(Protocol):
     def target_columns(self) -> Sequence[str]: ...
 
     @property
+    def expressions(self) -> Mapping[str, str]: ...  # target column -> the SQL expression it is written as
+
+    @property
     def writes(self) -> Sequence[WriteLike]: ...
 
 
@@ -122,9 +125,9 @@ def add_script(
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> list[str]:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
-    the target's columns it writes (a column with no source too: ``'k' AS k``), and the column edges into
-    that target, each marked with the transformation (flagged APPROXIMATE for a statement that did not
-    parse).  Returns the transformation nodes."""
+    the target's columns it writes (a column with no source too: ``'k' AS k``) and the expression of each,
+    and the column edges into that target, each marked with the transformation (flagged APPROXIMATE for a
+    statement that did not parse).  Returns the transformation nodes."""
     made = []
     flags = NodeFlag.APPROXIMATE.bit if lineage.approximate else 0
     for write in lineage.writes:
@@ -137,6 +140,7 @@ def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) ->
             add_dataset(graph, source)
             graph.add_edge(source, transformation, EdgeType.READ)
         _add_written_columns(graph, lineage.target_columns, write.target, transformation)
+        _add_expressions(graph, lineage.expressions, write.target, transformation)
         _add_column_edges(graph, lineage.columns, write.target, transformation)
     return made
 
@@ -205,6 +209,13 @@ def _add_written_columns(graph: Graph, columns: Iterable[str], table: str, trans
     for column in columns:
         if table_of(column) == table:
             graph.add_edge(transformation, _column_node(graph, column), EdgeType.COLUMN_WRITE, 0, transformation)
+
+
+def _add_expressions(graph: Graph, expressions: Mapping[str, str], table: str, transformation: str) -> None:
+    """The expression each of ``table``'s columns is written with by the ``transformation``."""
+    for column, text in expressions.items():
+        if table_of(column) == table:
+            graph.expressions[(transformation, column)] = text
 
 
 def _column_node(graph: Graph, name: str) -> str:

@@ -367,7 +367,13 @@ def _record(statement: StatementLineage) -> StatementRecord:
     writes = [WriteRecord(w.target, w.sources, w.is_view) for w in statement.writes]
     columns = [(e.source, e.target, e.kind, e.subtype) for e in statement.columns]
     return StatementRecord(
-        statement.line, statement.type, writes, columns, statement.target_columns, statement.approximate
+        statement.line,
+        statement.type,
+        writes,
+        columns,
+        statement.target_columns,
+        statement.approximate,
+        statement.expressions,
     )
 
 

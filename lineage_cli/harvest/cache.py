@@ -64,7 +64,7 @@ from lineage_cli.model import EdgeType, Graph, Issue, NodeFlag, NodeKind
 from lineage_cli.store.layout import FORMAT_VERSION, TYPE_MASK
 
 if TYPE_CHECKING:
-    from lineage_cli.store.arrays import GraphArrays
+    from lineage_cli.store.arrays import ColumnExpressions, GraphArrays
 
 _log = logging.getLogger(__name__)
 
@@ -72,7 +72,8 @@ UNITS, SUMMARY, GRAPH = "units", "harvest", "graph"
 _FILES = frozenset((UNITS, SUMMARY, GRAPH))
 # Each file's first line: ``lineage-cache FORMAT VERSION NAME KEY LENGTH``.  A change to what a file holds bumps
 # the format; the tool's version is there too, as what the units' analyses hold changes with it.
-_MAGIC, _FORMAT = "lineage-cache", 3  # 2: a statement read approximately; 3: a statement's target columns
+# 2: a statement read approximately; 3: a statement's target columns; 4: their expressions (units and graph)
+_MAGIC, _FORMAT = "lineage-cache", 4
 _HEADER_LIMIT = 256  # bytes: a longer first line is no header of ours
 _KEY = re.compile(r"[0-9a-f]{64}")
 # What reading JSON data back raises: a CacheDataError or JSONDecodeError (ValueErrors), or nesting too deep.
@@ -386,14 +387,21 @@ def _memo_from_data(data: Any) -> _Memo:
 # expects, counted in nodes or in edges.
 _NODE_ARRAYS = {"kinds": "u1", "containers": "<i4", "node_file": "<i4", "node_line": "<i4", "flags": "u1"}
 _EDGE_ARRAYS = {"sources": "<i4", "targets": "<i4", "attributes": "<u2", "statements": "<i4"}
-_GRAPH_FIELDS = frozenset(("names", "files", *_NODE_ARRAYS, *_EDGE_ARRAYS))
+_GRAPH_FIELDS = frozenset(("names", "files", "expressions", *_NODE_ARRAYS, *_EDGE_ARRAYS))
 
 
 def _arrays_data(arrays: GraphArrays) -> dict[str, object]:
     data: dict[str, object] = {"names": arrays.names, "files": arrays.files}
     for name, dtype in (_NODE_ARRAYS | _EDGE_ARRAYS).items():
-        data[name] = base64.b64encode(getattr(arrays, name).astype(dtype, copy=False).tobytes()).decode()
+        data[name] = _base64(getattr(arrays, name), dtype)
+    expressions = arrays.expressions
+    data["expressions"] = [_base64(expressions.columns, "<i4"), _base64(expressions.statements, "<i4")]
+    data["expressions"].append(list(expressions.texts))
     return data
+
+
+def _base64(array: Any, dtype: str) -> str:  # noqa: ANN401 - a numpy array
+    return base64.b64encode(array.astype(dtype, copy=False).tobytes()).decode()
 
 
 def _arrays_from_data(data: Any, nodes: int, edges: int) -> GraphArrays:
@@ -422,7 +430,22 @@ def _arrays_from_data(data: Any, nodes: int, edges: int) -> GraphArrays:
     ):
         values = arrays[name]
         expect(values.size == 0 or (int(values.min()) >= low and int(values.max()) < high), f"a graph's {name}")
-    return GraphArrays(names=names, files=files, **arrays)
+    return GraphArrays(
+        names=names, files=files, expressions=_expressions_from_data(data["expressions"], nodes), **arrays
+    )
+
+
+def _expressions_from_data(data: Any, nodes: int) -> ColumnExpressions:  # noqa: ANN401 - whatever the file held
+    """The column expressions ``_arrays_data`` kept: nodes of the graph, in (column, statement) order, each once."""
+    from lineage_cli.store.arrays import ColumnExpressions
+
+    expect(type(data) is list and len(data) == 3 and type(data[2]) is list and only(data[2], str), "expressions")
+    columns, statements = (_array(text, "<i4", len(data[2])) for text in data[:2])
+    keys = columns.astype("i8") << 32 | statements
+    expect(columns.size == 0 or (int(columns.min()) >= 0 and int(columns.max()) < nodes), "an expression's column")
+    expect(statements.size == 0 or (int(statements.min()) >= 0 and int(statements.max()) < nodes), "a statement")
+    expect(bool((keys[1:] > keys[:-1]).all()), "the expressions' order")
+    return ColumnExpressions(columns, statements, data[2])
 
 
 def _array(text: Any, dtype: str, length: int) -> Any:

@@ -41,6 +41,7 @@ class StatementRecord:
     columns: list[ColumnTuple] = field(default_factory=list)
     target_columns: list[str] = field(default_factory=list)
     approximate: bool = False  # read from the tokens of a statement that did not parse
+    expressions: dict[str, str] = field(default_factory=dict)  # target column -> its SQL expression's text
 
 
 @dataclass(slots=True)
@@ -78,6 +79,7 @@ def outcome_data(outcome: FileOutcome) -> dict[str, object]:
                 list(chain.from_iterable(s.columns)),
                 s.target_columns,
                 s.approximate,
+                s.expressions,
             ]
             for s in outcome.lineage
         ],
@@ -120,8 +122,8 @@ def _issue_from_data(data: Any) -> Issue:
 
 
 def _statement_from_data(data: Any) -> StatementRecord:
-    expect(type(data) is list and len(data) == 6, "a statement")
-    line, kind, writes, columns, target_columns, approximate = data
+    expect(type(data) is list and len(data) == 7, "a statement")
+    line, kind, writes, columns, target_columns, approximate, expressions = data
     expect(type(line) is int and 0 <= line <= _LAST_LINE, "a statement's line")
     expect(type(kind) is str and type(writes) is list and type(approximate) is bool, "a statement's type and writes")
     expect(type(columns) is list and len(columns) % 4 == 0 and only(columns, str), "a statement's column edges")
@@ -129,7 +131,7 @@ def _statement_from_data(data: Any) -> StatementRecord:
     expect(type(target_columns) is list and only(target_columns, str), "a statement's target columns")
     edges = list(zip(columns[0::4], columns[1::4], columns[2::4], columns[3::4], strict=True))
     records = [_write_from_data(write) for write in writes]
-    return StatementRecord(line, kind, records, edges, target_columns, approximate)
+    return StatementRecord(line, kind, records, edges, target_columns, approximate, string_map(expressions))
 
 
 def _write_from_data(data: Any) -> WriteRecord:

@@ -22,7 +22,7 @@ import numpy as np
 from lineage_cli.errors import InputError
 from lineage_cli.imports.vocabulary import Vocabulary
 from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.arrays import GraphArrays, NameTable, dedupe_edges
+from lineage_cli.store.arrays import ColumnExpressions, GraphArrays, NameTable, dedupe_edges
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 
 # The longest name (table, column, field, statement, file) an import takes: beyond it a value is a runaway
@@ -56,6 +56,7 @@ class ArraysBuilder:
     targets: array = field(default_factory=lambda: array("i"))
     attributes: array = field(default_factory=lambda: array("H"))
     statements: array = field(default_factory=lambda: array("i"))
+    expressions: dict[tuple[int, int], str] = field(default_factory=dict)  # (column, statement) -> SQL expression
 
     def node(self, name: str, kind: NodeKind) -> int:
         node = self.ids.get(name)
@@ -121,7 +122,9 @@ class ArraysBuilder:
         flags = np.zeros(count, dtype="u1")
         for node, bits in self.flags.items():
             flags[rank[node]] = bits
-        return GraphArrays(names, kinds, containers, node_file, node_line, files, *edges, flags), first_lines
+        expressions = ColumnExpressions.of((rank[c], rank[s], text) for (c, s), text in self.expressions.items())
+        graph = GraphArrays(names, kinds, containers, node_file, node_line, files, *edges, flags, expressions)
+        return graph, first_lines
 
 
 @dataclass(slots=True)

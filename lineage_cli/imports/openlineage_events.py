@@ -39,7 +39,7 @@ from lineage_cli.facets import (
     node_name,
 )
 from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, quoted
-from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype
+from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype, bounded_expression
 
 # (OpenLineage DIRECT subtype, masking) -> projection subtype, and INDIRECT subtype -> predicate subtype
 _DIRECT = {pair: subtype for subtype, pair in DIRECT_SUBTYPES.items()}
@@ -64,6 +64,7 @@ class _Dataset:
     projections: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, field -> field, flags
     predicates: list[tuple[str, str, int]] = field(default_factory=list)  # table, field gating the dataset, flags
     shaping: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, field shaping a field, flags
+    expressions: dict[str, str] = field(default_factory=dict)  # output field -> a DIRECT step's description
 
 
 @dataclass(slots=True)
@@ -209,6 +210,8 @@ def _column_lineage(dataset: _Dataset, facet: dict, plain: frozenset[str]) -> No
         dataset.written.append(_name(target, "a columnLineage field"))
         for reference in _list(spec, "inputFields"):
             source, column, steps = _reference(reference, plain)
+            if target not in dataset.expressions and (described := _description(reference)) is not None:
+                dataset.expressions[target] = described
             for kind, flag in steps:
                 if kind == "DIRECT":
                     dataset.projections.append((source, column, target, flag))
@@ -230,6 +233,14 @@ def _reference(reference: Any, plain: frozenset[str]) -> tuple[str, str, list[tu
     # An input field without transformations (columnLineage before 1-2-0) is a plain projection.
     steps = _list(reference, "transformations") or [{"type": "DIRECT"}]
     return source, column, [_step(step) for step in steps]
+
+
+def _description(reference: dict) -> str | None:
+    """The SQL expression an export puts in an input field's DIRECT transformations (their ``description``)."""
+    for step in _list(reference, "transformations"):
+        if isinstance(step, dict) and step.get("type") == "DIRECT" and isinstance(step.get("description"), str):
+            return bounded_expression(step["description"]) if step["description"] else None
+    return None
 
 
 def _step(step: Any) -> tuple[str, int]:
@@ -280,6 +291,8 @@ def _add(event: _Event, builder: ArraysBuilder) -> None:
         for source, column, target, flag in dataset.shaping:
             target_column = builder.column(dataset.name, target)
             builder.edge(builder.column(source, column), target_column, EdgeType.PREDICATE, flag, step)
+        for target, text in dataset.expressions.items():
+            builder.expressions.setdefault((builder.column(dataset.name, target), step), text)
 
 
 def _member(builder: ArraysBuilder, member: int, group: int) -> None:

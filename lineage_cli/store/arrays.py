@@ -10,8 +10,8 @@ An import's names stay one UTF-8 blob (``NameTable``) rather than a million ``st
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import overload
 
 import numpy as np
@@ -55,6 +55,37 @@ class NameTable(Sequence[str]):
 
 
 @dataclass(slots=True)
+class ColumnExpressions:
+    """The SQL expression each statement writes a column with: rows sorted by column, then statement."""
+
+    columns: np.ndarray  # i4 per row: the column node
+    statements: np.ndarray  # i4 per row: the transformation node that writes it
+    texts: Sequence[str]  # the expression's text
+
+    @classmethod
+    def of(cls, rows: Iterable[tuple[int, int, str]]) -> ColumnExpressions:
+        """From (column, statement, text) rows, sorted here; the first text of a (column, statement) pair wins."""
+        listed = list(rows)
+        columns = np.fromiter((row[0] for row in listed), dtype="<i4", count=len(listed))
+        statements = np.fromiter((row[1] for row in listed), dtype="<i4", count=len(listed))
+        order = np.lexsort((statements, columns))  # (stable: of a pair's rows, the first given comes first)
+        columns, statements = columns[order], statements[order]
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = (columns[1:] != columns[:-1]) | (statements[1:] != statements[:-1])
+        return cls(columns[first], statements[first], [listed[row][2] for row in order[first].tolist()])
+
+    def rows(self) -> Iterator[tuple[int, int, str]]:
+        return zip(self.columns.tolist(), self.statements.tolist(), self.texts, strict=True)
+
+    def __len__(self) -> int:
+        return int(self.columns.size)
+
+
+def no_expressions() -> ColumnExpressions:
+    return ColumnExpressions(np.zeros(0, dtype="<i4"), np.zeros(0, dtype="<i4"), [])
+
+
+@dataclass(slots=True)
 class GraphArrays:
     names: Sequence[str]  # sorted: a node's id is its rank (a list, or an import's NameTable)
     kinds: np.ndarray  # u1 per node
@@ -67,6 +98,7 @@ class GraphArrays:
     attributes: np.ndarray  # u2 per edge: packed type + subtype flags
     statements: np.ndarray  # i4 per edge: transformation node, -1 none
     flags: np.ndarray  # u1 per node: its ``NodeFlag`` bits
+    expressions: ColumnExpressions = field(default_factory=no_expressions)
 
     @property
     def node_count(self) -> int:
@@ -108,6 +140,7 @@ def from_graph(graph: Graph) -> GraphArrays:
         attributes=np.fromiter((pack_attributes(k, f) for (_, _, k, _), f in edges.items()), dtype="<u2", count=count),
         statements=np.fromiter((-1 if m is None else ids[m] for _, _, _, m in edges), dtype="<i4", count=count),
         flags=flags,
+        expressions=ColumnExpressions.of((ids[c], ids[m], text) for (m, c), text in graph.expressions.items()),
     )
 
 
@@ -128,7 +161,8 @@ def to_graph(arrays: GraphArrays) -> Graph:
         key = (names[source], names[target], types[packed & TYPE_MASK], names[made] if made >= 0 else None)
         edges[key] = packed >> TYPE_BITS
     flags = {names[node]: bits for node, bits in enumerate(arrays.flags.tolist()) if bits}
-    return Graph(kinds, containers, provenance, edges, flags)
+    expressions = {(names[made], names[column]): text for column, made, text in arrays.expressions.rows()}
+    return Graph(kinds, containers, provenance, edges, flags, expressions)
 
 
 def from_store(store: Store) -> GraphArrays:
@@ -145,6 +179,16 @@ def from_store(store: Store) -> GraphArrays:
         attributes=store.numpy_array("fwd_attr").copy(),
         statements=store.numpy_array("fwd_statement").copy(),
         flags=store.numpy_array("node_flags").copy(),
+        expressions=stored_expressions(store),
+    )
+
+
+def stored_expressions(store: Store) -> ColumnExpressions:
+    """Every column expression of an open store."""
+    return ColumnExpressions(
+        store.numpy_array("expr_column").copy(),
+        store.numpy_array("expr_statement").copy(),
+        _strings(store, "expr_offsets", "expr_text"),
     )
 
 
@@ -172,6 +216,7 @@ def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
     node_line = np.zeros(len(names), dtype="<i4")
     flags = np.zeros(len(names), dtype="u1")
     remapped = []
+    expressions: list[tuple[int, int, str]] = []
     for part in (first, second):
         ids = np.fromiter((index[n] for n in part.names), dtype=np.int64, count=part.node_count)
         kinds[ids] = np.maximum(kinds[ids], part.kinds)  # VIEW (2) beats TABLE (1)
@@ -183,10 +228,22 @@ def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
         flags[ids] |= part.flags
         statements = np.where(part.statements >= 0, ids[np.maximum(part.statements, 0)], -1)
         remapped.append((ids[part.sources], ids[part.targets], part.attributes, statements))
+        expressions += ((int(ids[c]), int(ids[m]), text) for c, m, text in part.expressions.rows())
     sources, targets, attributes, statements = (np.concatenate(parts) for parts in zip(*remapped, strict=True))
     sources, targets, attributes, statements = dedupe_edges(sources, targets, attributes, statements)
     return GraphArrays(
-        names, kinds, containers, node_file, node_line, files, sources, targets, attributes, statements, flags
+        names,
+        kinds,
+        containers,
+        node_file,
+        node_line,
+        files,
+        sources,
+        targets,
+        attributes,
+        statements,
+        flags,
+        ColumnExpressions.of(expressions),
     )
 
 

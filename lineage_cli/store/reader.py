@@ -13,8 +13,8 @@ import os
 import re
 import sys
 import zlib
-from bisect import bisect_right
-from collections.abc import Iterable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -224,6 +224,59 @@ class Store:
             return None
         file = str(files[file_offsets[file_index] : file_offsets[file_index + 1]], "utf-8")
         return file, node_line[node]
+
+    def expressions(self, columns: Iterable[int]) -> dict[int, tuple[tuple[str, str], ...]]:
+        """The SQL expressions ``columns`` are written with: for each column that has any, (the name of the statement
+        writing it, the text) pairs in the order of the statements' files and lines.  The rows are sorted by column:
+        a numpy array of ids is looked up by ``searchsorted``, anything else by a binary search per id."""
+        rows = self.array("expr_column")
+        if not len(rows):
+            return {}
+        if hasattr(columns, "take"):  # a numpy array
+            import numpy as np
+
+            numbered = self.numpy_array("expr_column")
+            starts, ends = np.searchsorted(numbered, columns), np.searchsorted(numbered, columns, side="right")
+            found = np.flatnonzero(ends > starts)
+            spans = list(
+                zip(columns.take(found).tolist(), starts.take(found).tolist(), ends.take(found).tolist(), strict=True)
+            )
+        else:
+            columns = list(columns)
+            starts = [bisect_left(rows, column) for column in columns]
+            ends = [bisect_right(rows, column, start) for column, start in zip(columns, starts, strict=True)]
+            spans = [span for span in zip(columns, starts, ends, strict=True) if span[2] > span[1]]
+        statements, offsets = self.array("expr_statement"), self.array("expr_offsets")
+        text = self._whole_expression_text if len(spans) > len(rows) // 8 else self._mapped_expression_text
+        made_by = {statements[row] for _, start, end in spans for row in range(start, end)}  # a statement, many columns
+        names = dict(zip(made_by, self.names_of(made_by), strict=True))
+        found_rows: dict[int, tuple[tuple[str, str], ...]] = {}
+        for column, start, end in spans:
+            if end == start + 1:  # (most columns: one statement writes them)
+                found_rows[column] = ((names[statements[start]], text(offsets[start], offsets[end])),)
+                continue
+            pairs = sorted(  # several statements write the column: in the order of their files and lines
+                ((statements[row], text(offsets[row], offsets[row + 1])) for row in range(start, end)),
+                key=lambda pair: self.provenance(pair[0]) or ("", 0),
+            )
+            found_rows[column] = tuple((names[made], expression) for made, expression in pairs)
+        return found_rows
+
+    @cached_property
+    def _mapped_expression_text(self) -> Callable[[int, int], str]:
+        """The expression text between two byte offsets, decoded from the map: what a small answer reads."""
+        at, mapped = self._section("expr_text").offset, self._map
+        return lambda start, end: mapped[at + start : at + end].decode("utf-8")
+
+    @cached_property
+    def _whole_expression_text(self) -> Callable[[int, int], str]:
+        """The same, sliced from the whole section decoded once, when it is ASCII (a byte offset is then a character
+        offset): for an answer asking for more than an eighth of the rows, where decoding all costs less."""
+        section = self._section("expr_text")
+        whole = self._map[section.offset : section.offset + section.nbytes].decode("utf-8")
+        if len(whole) != section.nbytes:
+            return self._mapped_expression_text
+        return lambda start, end: whole[start:end]
 
     def container(self, node: int) -> int | None:
         parent = self.array("node_container")[node]

@@ -3,8 +3,9 @@
 Node ids are the ranks of the node names in sorted order, so the name index is the
 node table itself (binary search, no extra section).  Edges become CSR adjacency in
 both directions, 16 bytes per edge: neighbour and packed type+subtypes each way, and the
-statement that made the edge once, forward.  Each node's slice holds its table-level edges
-(READ, WRITE, FLOW) first, then the others, each group by type, neighbour and statement; a
+statement that made the edge once, forward (the SQL expression a statement writes a column with is no
+edge's: it is a row of its own, column and statement, beside the provenance).  Each node's slice holds
+its table-level edges (READ, WRITE, FLOW) first, then the others, each group by type, neighbour and statement; a
 per-node count (``*_split``, an i4 per node and direction) says where the groups meet.
 Sections are built and written one at a time, so a write holds the graph and one section, not the
 whole file.  The file is written beside its destination, fsync-ed and renamed over it: a crash mid-write
@@ -96,6 +97,10 @@ def _sections(graph: GraphArrays, meta: dict[str, object]) -> Iterator[tuple[str
     yield "node_flags", graph.flags.astype("u1")
     yield from zip(("file_offsets", "files"), _string_table(graph.files), strict=True)
     yield "meta", np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype="u1")
+    expressions = graph.expressions
+    yield "expr_column", expressions.columns.astype("<i4")
+    yield "expr_statement", expressions.statements.astype("<i4")
+    yield from zip(("expr_offsets", "expr_text"), _string_table(expressions.texts), strict=True)
     src, dst, nodes = graph.sources, graph.targets, graph.node_count
     rank = _slice_ranks(graph.attributes)
     yield from _csr("fwd", src, dst, rank, graph, nodes, with_statements=True)

@@ -32,6 +32,16 @@ class ResultNode(NamedTuple):
     file: str | None = None  # provenance of transformation nodes
     line: int | None = None
     role: str | None = None  # one of ROLES, or None
+    # a column's SQL expressions: (the statement writing it, the expression it writes it with), in file order
+    expressions: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def expression_note(self) -> str | None:
+        """The column's expression as a picture shows it (GraphML data, DOT tooltip): the one statement's, or a
+        line per statement, ``statement: expression``, when several write it."""
+        if len(self.expressions) < 2:
+            return self.expressions[0][1] if self.expressions else None
+        return "\n".join(f"{statement}: {text}" for statement, text in self.expressions)
 
 
 class ResultEdge(NamedTuple):
@@ -44,12 +54,15 @@ class ResultEdge(NamedTuple):
 class ResultColumns:
     """A result's nodes and edges as parallel lists, in the result's order.
 
-    ``files``/``lines`` are empty when no node has provenance, ``roles`` when no node has a role.  (A
+    ``files``/``lines`` are empty when no node has provenance, ``roles`` when no node has a role,
+    ``expressions`` when no node has an expression.  (A
     plain class: a dataclass costs its module over a millisecond of start-up, and ``lineage up`` is a
     start-up-bound command.)
     """
 
-    __slots__ = ("names", "kinds", "depths", "files", "lines", "roles", "sources", "targets", "types", "subtypes")
+    __slots__ = (
+        "names", "kinds", "depths", "files", "lines", "roles", "expressions", "sources", "targets", "types", "subtypes"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -65,6 +78,7 @@ class ResultColumns:
         self.files: list[str | None] = files or []
         self.lines: list[int | None] = lines or []
         self.roles: list[str | None] = []
+        self.expressions: list[tuple[tuple[str, str], ...]] = []
         self.sources: list[str] = []
         self.targets: list[str] = []
         self.types: list[str] = []
@@ -85,6 +99,7 @@ class ResultColumns:
         self.files = [n.file for n in nodes] if has_file else []
         self.lines = [n.line for n in nodes] if has_file else []
         self.roles = [n.role for n in nodes] if any(n.role for n in nodes) else []
+        self.expressions = [n.expressions for n in nodes] if any(n.expressions for n in nodes) else []
 
     def set_edges(self, edges: list[ResultEdge]) -> None:
         self.sources = [e.source for e in edges]
@@ -93,11 +108,12 @@ class ResultColumns:
         self.subtypes = [e.subtypes for e in edges]
 
     def node_objects(self) -> list[ResultNode]:
-        if not self.files and not self.roles:
+        if not self.files and not self.roles and not self.expressions:
             return list(map(ResultNode, self.names, self.kinds, self.depths))
         absent = [None] * len(self.names)
         files, lines, roles = self.files or absent, self.lines or absent, self.roles or absent
-        return list(map(ResultNode, self.names, self.kinds, self.depths, files, lines, roles))
+        expressions = self.expressions or [()] * len(self.names)
+        return list(map(ResultNode, self.names, self.kinds, self.depths, files, lines, roles, expressions))
 
     def edge_objects(self) -> list[ResultEdge]:
         return list(map(ResultEdge, self.sources, self.targets, self.types, self.subtypes))
@@ -159,6 +175,7 @@ class LineageResult:
         if self._nodes is None:
             fresh.names, fresh.kinds, fresh.depths = columns.names, columns.kinds, columns.depths
             fresh.files, fresh.lines, fresh.roles = columns.files, columns.lines, columns.roles
+            fresh.expressions = columns.expressions
         else:
             fresh.set_nodes(self._nodes)
         if self._edges is None:
@@ -219,6 +236,10 @@ def _node_dict(node: ResultNode) -> dict[str, object]:
     if node.file is not None:
         out["file"] = node.file
         out["line"] = node.line
+    if node.expressions:  # the first statement's; all of them when several write the column
+        out["expression"] = node.expressions[0][1]
+        if len(node.expressions) > 1:
+            out["expressions"] = [{"statement": made, "expression": text} for made, text in node.expressions]
     return out
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 TRANSFORMATION = int(NodeKind.TRANSFORMATION)
+COLUMN = int(NodeKind.COLUMN)
 FLOW = pack_attributes(EdgeType.FLOW, 0)
 DECLARED_FLOW = pack_attributes(EdgeType.FLOW, Subtype.DECLARED.bit)
 DECLARED_BITS = Subtype.DECLARED.bit << TYPE_BITS  # the DECLARED flag inside packed attributes
@@ -269,6 +270,7 @@ def _columns_of_lists(store: Store, walk: Walk) -> ResultColumns:
     _add_roles(store, ids, answer)
     if ids and _has_files(store) and max(map(store.array("node_file").__getitem__, ids)) >= 0:
         _add_provenance(store, ids, answer)
+    _add_expressions(store, ids, answer)
     sources, targets, details = _sorted_edges(walk)
     answer.sources = list(map(names.__getitem__, sources))
     answer.targets = list(map(names.__getitem__, targets))
@@ -321,6 +323,7 @@ def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
     _add_roles(store, ids, answer)
     if _has_files(store) and (store.numpy_array("node_file").take(ids) >= 0).any():
         _add_provenance(store, ids.tolist(), answer)
+    _add_expressions(store, ids, answer)
     pairs, kinds, flags = _distinct_edges(sources, targets, attributes)
     ends = (pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(np.int32)
     if store.keeps_names:  # the session keeps every name it made: the edges' ends are the nodes just named
@@ -464,6 +467,21 @@ def _add_provenance(store: Store, ids: list[int], answer: ResultColumns) -> None
     if any(p is not None for p in provenance):
         answer.files = [p[0] if p else None for p in provenance]
         answer.lines = [p[1] if p else None for p in provenance]
+
+
+def _add_expressions(store: Store, ids: Any, answer: ResultColumns) -> None:  # noqa: ANN401 - list[int] or array
+    """The SQL expressions of the answer's column nodes, if any has one, each with the name of the statement that
+    writes it with that expression."""
+    if not len(store.array("expr_column")):
+        return  # (a store of imported lineage, or of table lineage only)
+    if hasattr(ids, "take"):  # a numpy array
+        columns = ids[store.numpy_array("node_kind").take(ids) == COLUMN]
+    else:
+        kinds = store.kinds
+        columns = [node for node in ids if kinds[node] == COLUMN]
+    found = store.expressions(columns) if len(columns) else {}
+    if found:
+        answer.expressions = [found.get(node, ()) for node in (ids.tolist() if hasattr(ids, "tolist") else ids)]
 
 
 def _edge_rows(walk: Walk) -> Any:  # noqa: ANN401 - an iterator of (source, target, attributes)

@@ -63,10 +63,20 @@ HOSTILE_NAMES = [
     "new\nline",
     "[bold]markup",
 ]
+# Column expressions as hostile as the names: quotes, markup, backslashes, a line break; one column two statements
+# write, one none.
+HOSTILE_EXPRESSIONS = {
+    'we"ird': (("etl/a.sql:1", 'CASE WHEN x < 1 THEN "a&b" END'),),
+    "a<b&c>": (("etl/a.sql:1", "'<\\n>' || y"), ("etl/b.sql:2", "COALESCE(z,\n0)")),
+    "trail\\": (("etl/a.sql:1", "\\"),),
+}
 HOSTILE = LineageResult(
     direction="down",
     roots=['we"ird'],
-    nodes=[ResultNode(name, "column", min(depth, 1)) for depth, name in enumerate(HOSTILE_NAMES)],
+    nodes=[
+        ResultNode(name, "column", min(depth, 1), expressions=HOSTILE_EXPRESSIONS.get(name, ()))
+        for depth, name in enumerate(HOSTILE_NAMES)
+    ],
     edges=[ResultEdge('we"ird', name, "projection", ("IDENTITY",)) for name in HOSTILE_NAMES[1:]]
     + [ResultEdge("a<b&c>", "spa ce", "predicate", ("WINDOW", "SORT"))],
 )
@@ -263,11 +273,12 @@ def test_graphml_networkx_round_trip(result: LineageResult, tmp_path: Path) -> N
     assert {(names[s], names[t], data["type"]) for s, t, data in graph.edges(data=True)} == edge_set(result)
     for node in result.nodes:
         data = next(data for _, data in graph.nodes(data=True) if data["name"] == node.name)
-        assert (data["kind"], data["depth"], data.get("file"), data.get("line")) == (
+        assert (data["kind"], data["depth"], data.get("file"), data.get("line"), data.get("expression")) == (
             node.kind,
             node.depth,
             node.file,
             node.line,
+            node.expression_note,
         )
 
 
@@ -308,6 +319,7 @@ def test_dot_round_trip(result: LineageResult, tmp_path: Path) -> None:
     for obj, node in zip(objects, result.nodes, strict=True):
         assert obj["fillcolor"] == style.kind_style(node.kind).fill
         assert (obj.get("penwidth") == "3.0") == (node.name in result.roots)
+        assert (unescape(obj["tooltip"]) if "tooltip" in obj else None) == node.expression_note
     assert_valid_format("dot", path)
 
 
@@ -327,6 +339,15 @@ def test_tree_shows_roots_and_every_reached_node() -> None:
         assert node.name in text
     assert "[FILTER, JOIN]" in text
     assert "\x1b" not in text
+
+
+def test_tree_shows_a_columns_expressions_under_it_once() -> None:
+    lines = tree_text(HOSTILE, width=200).splitlines()
+    assert lines[:2] == ['we"ird column', '= CASE WHEN x < 1 THEN "a&b" END']
+    at = next(i for i, line in enumerate(lines) if "a<b&c>" in line)
+    assert lines[at + 1].endswith("= '<\\n>' || y  (etl/a.sql:1)")  # several statements: each named
+    assert lines[at + 2].endswith("= COALESCE(z,")
+    assert sum("COALESCE" in line for line in lines) == 1  # a column met again shows no expression again
 
 
 def test_tree_follows_the_walk_direction() -> None:

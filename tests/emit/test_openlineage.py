@@ -14,7 +14,9 @@ from click.testing import CliRunner
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest.batch import harvest
-from lineage_cli.model import NodeKind, Subtype
+from lineage_cli.model import EdgeType, NodeKind, Subtype
+from lineage_cli.store.arrays import from_store, to_graph
+from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
 from tests.conftest import REPO, assert_valid_format
 from tests.store.storeview import read_store
@@ -114,7 +116,8 @@ def test_column_lineage_is_direct_for_projections_and_indirect_for_predicates(st
     ]
     daily = output_named(event, "mart.sales_daily")
     lineage = daily["facets"]["columnLineage"]
-    aggregation = [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}]
+    # the description is the SQL expression the statement writes the column with
+    aggregation = [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False, "description": "SUM(u.revenue_usd)"}]
     assert lineage["fields"]["revenue_usd"]["inputFields"][0] == {
         "namespace": "default",
         "name": "dwh.fct_sales",
@@ -144,14 +147,28 @@ def test_conditions_and_windows_that_shape_a_field_are_its_indirect_inputs(store
 
     # IF(o.total >= 50, 0, o.shipping_fee) AS shipping
     assert inputs("shop.order_summary", "shipping") == {
-        "shipping_fee": [{"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": False}],
+        "shipping_fee": [
+            {
+                "type": "DIRECT",
+                "subtype": "TRANSFORMATION",
+                "masking": False,
+                "description": "IF(o.total >= 50, 0, o.shipping_fee)",
+            }
+        ],
         "total": [{"type": "INDIRECT", "subtype": "CONDITIONAL"}],
     }
     # SUM(t.amount) OVER (PARTITION BY t.account_id ORDER BY t.txn_date) AS running_balance
     window = [{"type": "INDIRECT", "subtype": "WINDOW"}]
     assert inputs("mart.balance_history", "running_balance") == {
         "account_id": window,
-        "amount": [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}],
+        "amount": [
+            {
+                "type": "DIRECT",
+                "subtype": "AGGREGATION",
+                "masking": False,
+                "description": "SUM(t.amount) OVER (PARTITION BY t.account_id ORDER BY t.txn_date)",
+            }
+        ],
         "txn_date": window,
     }
 
@@ -210,6 +227,11 @@ def test_import_rebuilds_the_harvested_graph(stores, tmp_path) -> None:
     assert imported.kinds == original.kinds
     assert imported.containers == original.containers
     assert sorted(imported.edges) == sorted(original.edges)
+    # a column's expression travels as its projections' description: a column with none (a literal) loses it
+    harvested, back = (to_graph(from_store(open_store(path))) for path in (stores["warehouse"], copy))
+    projected = {(statement, target) for _, target, kind, statement in harvested.edges if kind is EdgeType.PROJECTION}
+    assert back.expressions == {key: text for key, text in harvested.expressions.items() if key in projected}
+    assert len(back.expressions) > 100
 
 
 FOREIGN = [

@@ -2,8 +2,8 @@
 
 The format is described in ``fixtures/sql/columns/README.md``: blocks that start at
 ``-- title:``, header lines, the SQL, then optional ``-- tables:`` / ``-- errors:`` /
-``-- warnings:`` / ``-- columns:`` lines and ``-- expect:`` followed by one ``-- src -> dst KIND/SUBTYPE``
-line per edge.  Line 1 of a case is the first line after its headers.
+``-- warnings:`` / ``-- columns:`` / ``-- expression:`` lines and ``-- expect:`` followed by one
+``-- src -> dst KIND/SUBTYPE`` line per edge.  Line 1 of a case is the first line after its headers.
 
 >>> case = next(c for c in load_cases() if c.file == "merge.sql")
 >>> (case.id.startswith("merge.sql::"), case.dialect != "", bool(case.sql))
@@ -21,7 +21,7 @@ from tests.conftest import REPO
 
 FOLDER = REPO / "fixtures" / "sql" / "columns"
 _META = re.compile(
-    r"^--\s*(title|dialect|schema|vars|default_schema|tables|columns|errors|warnings|expect):\s*(.*?)\s*$"
+    r"^--\s*(title|dialect|schema|vars|default_schema|tables|columns|errors|warnings|expression|expect):\s*(.*?)\s*$"
 )
 HEADERS = {"dialect", "schema", "vars", "default_schema"}
 
@@ -39,6 +39,7 @@ class Case:
     columns: set[str] | None = None  # the target columns; None: not asserted
     errors: list[int] | None = None  # None: not asserted
     warnings: list[str] = field(default_factory=list)
+    expressions: dict[str, str] | None = None  # target column -> its SQL expression; None: not asserted
     expected: list[str] = field(default_factory=list)  # as written: sorted "src -> dst KIND/SUBTYPE"
     state: str = "header"  # header -> sql -> trailer -> expect (while loading)
 
@@ -72,13 +73,18 @@ def _feed(case: Case, line: str) -> None:
         case.errors = sorted(int(n) for n in re.split(r"[,\s]+", value) if n)
     elif key == "warnings":
         case.warnings = [w for w in re.split(r"[,\s]+", value) if w]
+    elif key == "expression":  # `-- expression: schema.table.column = TEXT`, one line per column
+        column, equals, text = value.partition(" = ")
+        if not equals:
+            raise ValueError(f"{case.id}: an expression line is `column = text`: {line!r}")
+        case.expressions = {**(case.expressions or {}), column: text}
     elif key == "expect":
         case.state = "expect"
     elif case.state == "expect" and line.startswith("-- "):
         case.expected.append(" ".join(line[3:].split()))
     elif line.strip():
         raise ValueError(f"{case.id}: unexpected line {line!r}")
-    if key in ("tables", "columns", "errors", "warnings"):
+    if key in ("tables", "columns", "errors", "warnings", "expression"):
         case.state = "trailer"
 
 

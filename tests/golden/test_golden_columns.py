@@ -4,7 +4,7 @@ The expected edges were written by reasoning about the SQL against the rules in
 fixtures/sql/columns/README.md, never by pasting what an engine printed.  A case
 passes only on an exact match: the set of column edges over all statements, the
 table edges when ``-- tables:`` is given, the target columns when ``-- columns:`` is, the error
-lines when ``-- errors:`` is.
+lines when ``-- errors:`` is, every target column's SQL expression when ``-- expression:`` lines are.
 """
 
 from __future__ import annotations
@@ -149,6 +149,12 @@ def test_golden_columns(case):
         assert sorted({c for st in statements for c in st["target_columns"]}) == sorted(case.columns)
     if case.errors is not None:
         assert sorted({error["line"] for error in result["errors"]}) == case.errors, result["errors"]
+    if case.expressions is not None:  # every target column's expression, over all statements (the first wins)
+        found: dict[str, str] = {}
+        for statement in statements:
+            for column, text in statement["expressions"].items():
+                found.setdefault(column, text)
+        assert found == case.expressions
     for marker in case.warnings:
         column = marker[2:]
         notes = list(result.get("warnings", [])) + list(result["errors"])

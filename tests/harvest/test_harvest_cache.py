@@ -261,6 +261,17 @@ def _first_statement_line(value: int) -> Callable[[Any], Any]:
     return change
 
 
+def _first_expressions(value: object) -> Callable[[Any], Any]:
+    """The expressions of the first statement with column edges (a mapping of target column to text)."""
+
+    def change(entry: Any) -> Any:
+        statement = next(s for s in entry["lineage"] if s[3])
+        statement[6] = value
+        return entry
+
+    return change
+
+
 UNIT_DAMAGE = {
     "bad JSON": _damage_one_unit(lambda entry: "{not json"),
     "nested too deep": _damage_one_unit(lambda entry: "[" * 100_000),
@@ -269,6 +280,8 @@ UNIT_DAMAGE = {
     "an issue's level as a number": _damage_one_unit(_set("issues", [["f.sql", 1, "m", None, 2]])),
     "an unknown subtype": _damage_one_unit(_first_column_subtype("NOT_A_SUBTYPE")),
     "a line past the store's": _damage_one_unit(_first_statement_line(2**40)),
+    "expressions as a list": _damage_one_unit(_first_expressions(["x.t.c", "a + b"])),
+    "an expression as a number": _damage_one_unit(_first_expressions({"x.t.c": 1})),
     "a catalog of another shape": _damage_one_unit(_set("learned", {"layers": "x", "partitions": {}})),
     "a field more": _damage_one_unit(_set("extra", 1)),
     "a line without a key": lambda text: text.replace(b"\n", b"\nnot-a-key ", 1),
@@ -305,6 +318,23 @@ def _edges_to_nowhere(data: Any) -> Any:
     return {**data, "sources": base64.b64encode(sources.astype("<i4").tobytes()).decode()}
 
 
+def _expressions_reversed(data: Any) -> Any:
+    """The expression rows out of their (column, statement) order: the reader's binary search needs it."""
+    columns, statements, texts = data["expressions"]
+    flipped = [_reversed_array(columns), _reversed_array(statements), texts[::-1]]
+    return {**data, "expressions": flipped}
+
+
+def _reversed_array(text: str) -> str:
+    return base64.b64encode(np.frombuffer(base64.b64decode(text), dtype="<i4")[::-1].tobytes()).decode()
+
+
+def _expression_of_no_node(data: Any) -> Any:
+    columns, statements, texts = data["expressions"]
+    beyond = np.frombuffer(base64.b64decode(columns), dtype="<i4") + len(data["names"])
+    return {**data, "expressions": [base64.b64encode(beyond.tobytes()).decode(), statements, texts]}
+
+
 FILE_DAMAGE = {
     "a truncated units file": ("units", _on_disk(lambda data: data[: len(data) // 2])),
     "a units file of another format": (
@@ -316,6 +346,12 @@ FILE_DAMAGE = {
     "a summary as a list": ("harvest", _in_data(lambda data: [data])),
     "a graph's edge from no node": ("graph", _in_data(_edges_to_nowhere)),
     "a graph's names out of order": ("graph", _in_data(lambda data: {**data, "names": data["names"][::-1]})),
+    "a graph's expressions out of order": ("graph", _in_data(_expressions_reversed)),
+    "a graph's expression of no node": ("graph", _in_data(_expression_of_no_node)),
+    "a graph's expression text a number": (
+        "graph",
+        _in_data(lambda data: {**data, "expressions": [*data["expressions"][:2], [1] * len(data["expressions"][2])]}),
+    ),
 }
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from lineage_cli.cli import cli
 from lineage_cli.model import EdgeType, Graph, NodeKind, Provenance, Subtype
 from lineage_cli.store import writer
-from lineage_cli.store.layout import FORMAT_VERSION, StoreError, StoreWriteError, unpack_attributes
+from lineage_cli.store.layout import FORMAT_VERSION, SECTIONS, StoreError, StoreWriteError, unpack_attributes
 from lineage_cli.store.lock import lock_path
 from lineage_cli.store.reader import open_store
 from lineage_cli.store.writer import write_store
@@ -41,6 +41,7 @@ def small_graph() -> Graph:
     graph.add_edge("stg.orders.id", "rpt.v_orders.id", EdgeType.PROJECTION, Subtype.IDENTITY.bit, step)
     graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.FILTER.bit, step)
     graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.JOIN.bit, step)
+    graph.expressions[(step, "rpt.v_orders.id")] = "o.id"  # so that the byte-level tests cover its sections
     return graph
 
 
@@ -63,6 +64,9 @@ def test_round_trip_names_kinds_containers_provenance(store_file) -> None:
     assert store.provenance(store.find("stg.orders")) is None
     assert store.find("stg.order") is None and store.find("zzz") is None
     assert store.meta["default_schema"] == "stg"
+    assert store.expressions([store.find("rpt.v_orders.id")]) == {
+        store.find("rpt.v_orders.id"): (("etl/v.sql:4", "o.id"),)
+    }
 
 
 def test_round_trip_adjacency_both_directions(store_file) -> None:
@@ -193,6 +197,7 @@ def test_the_format_document_lists_every_section_with_its_dtype(store_file) -> N
     documented = dict(re.findall(r"^\| `(\w+)` \| `\\?([|<]\w+)` \|", text, flags=re.MULTILINE))
     written = {name: section.dtype for name, section in open_store(store_file).header.sections.items()}
     assert documented == written
+    assert list(documented) == list(written) == list(SECTIONS)  # the table is in the order the writer writes
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)

@@ -62,6 +62,7 @@ def _statement(file: str, lineage: StatementLineage) -> dict[str, Any]:
         "targets": lineage.targets,
         "sources": lineage.sources,
         "target_columns": lineage.target_columns,
+        "expressions": lineage.expressions,
         "columns": [
             {"source": e.source, "target": e.target, "kind": e.kind, "subtype": e.subtype}
             for e in lineage.columns  # column_lineage sorts them

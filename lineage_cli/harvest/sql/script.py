@@ -265,6 +265,7 @@ def _map_back(
             if not placeholders.is_value(e.source)
         )
         statement.target_columns = [restore(column) for column in statement.target_columns]
+        statement.expressions = {restore(column): restore(text) for column, text in statement.expressions.items()}
     script.issues = [
         Issue(i.file, rendered.source_line(i.line), restore(i.message), i.col, i.level)
         for i in script.issues
@@ -321,7 +322,9 @@ def _analyze_columns(
     """Column edges of one statement; a failure here costs its column edges, never its table edges."""
     try:
         if lineage is not None:
-            lineage.columns, lineage.target_columns, warnings = column_lineage(lineage, ctx, catalog)
+            lineage.columns, lineage.target_columns, lineage.expressions, warnings = column_lineage(
+                lineage, ctx, catalog
+            )
             script.issues.extend(Issue(file, line, message, level="warning") for message in warnings)
         for table in observe(catalog, expression, lineage, ctx):
             script.declared.setdefault(table, line)

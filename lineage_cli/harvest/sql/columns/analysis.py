@@ -16,6 +16,7 @@ from sqlglot import exp
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.sql.columns.blocks import _Block, _ValuesBlock
 from lineage_cli.harvest.sql.columns.dml import merge, update_or_delete, upsert
+from lineage_cli.harvest.sql.columns.expressions import Written, expression_texts
 from lineage_cli.harvest.sql.columns.lineage import (
     _SUBTYPE_NAMES,
     ALIAS_AFTER_KNOWN,
@@ -62,24 +63,29 @@ from lineage_cli.harvest.sql.statements import Context, StatementLineage, Write
 
 def column_lineage(
     lineage: StatementLineage, ctx: Context, catalog: SchemaCatalog
-) -> tuple[list[ColumnEdge], list[str], list[str]]:
+) -> tuple[list[ColumnEdge], list[str], dict[str, str], list[str]]:
     """Every projection and predicate edge of one analysed statement, its target columns (each written column
-    once, in the order the statement writes them, those with no source too) and the warnings met.
+    once, in the order the statement writes them, those with no source too), the SQL expression each target
+    column is written as (``expressions.py``; the first, where a statement writes a column twice) and the
+    warnings met.
 
     >>> import sqlglot
     >>> from lineage_cli.harvest.sql.statements import analyze_statement
     >>> from lineage_cli.profiles import load_profile
     >>> ctx = Context(load_profile("ansi"))
     >>> sql = "INSERT INTO t (total) SELECT SUM(s.amount) FROM s WHERE s.ok GROUP BY s.day"
-    >>> edges, columns, warnings = column_lineage(analyze_statement(sqlglot.parse_one(sql), ctx), ctx, SchemaCatalog())
+    >>> edges, columns, expressions, warnings = column_lineage(
+    ...     analyze_statement(sqlglot.parse_one(sql), ctx), ctx, SchemaCatalog()
+    ... )
     >>> [(e.source, e.target, e.subtype) for e in edges]
     [('s.amount', 't.total', 'AGGREGATION'), ('s.day', 't', 'GROUP_BY'), ('s.ok', 't', 'FILTER')]
-    >>> columns
-    ['t.total']
+    >>> columns, expressions
+    (['t.total'], {'t.total': 'SUM(s.amount)'})
     """
     edges: set[ColumnEdge] = set()
     warnings: list[str] = []
     written: dict[str, None] = {}
+    expressions: dict[str, Written] = {}
     for write in lineage.writes:
         analysis = _Analysis(ctx, catalog, write.target)
         try:
@@ -88,8 +94,10 @@ def column_lineage(
             analysis.warn(f"{write.target}: expression nested too deeply for column lineage")
         edges.update(analysis.edges())
         written.update(analysis.written)
+        expressions.update(analysis.expressions)
         warnings.extend(w for w in analysis.warnings if w not in warnings)
-    return sorted(edges, key=_edge_key), list(written), warnings
+    texts = expression_texts(expressions, ctx.profile.sqlglot_dialect)  # once per target column, not per edge
+    return sorted(edges, key=_edge_key), list(written), texts, warnings
 
 
 def _edge_key(edge: ColumnEdge) -> tuple[str, str, str, str]:
@@ -135,6 +143,8 @@ class _Analysis:
         self.predicates: set[tuple[str, int]] = set()
         self.shaping: set[tuple[str, str, int]] = set()  # (source, target column, CONDITIONAL | WINDOW)
         self.written: dict[str, None] = {}  # the target columns, in the order written: a literal's too
+        self.dialect = ctx.profile.sqlglot_dialect
+        self.expressions: dict[str, Written] = {}  # target column -> what its value is written as, first wins
         self.warnings: list[str] = []
         self.alias_order = ALIAS_AFTER_KNOWN
         self._bases: dict[str, _Lineage] = {}
@@ -287,15 +297,18 @@ class _Analysis:
         if columns is None or STAR in names:
             columns = names
         written = {}
-        for column, (_, lineage) in zip(columns, outputs, strict=False):
-            self.project(lineage, column)
+        for column, (_, lineage), expression in zip(columns, outputs, block.written_expressions(), strict=False):
+            self.project(lineage, column, expression)
             written.setdefault(column, lineage)
         return written
 
-    def project(self, lineage: _Lineage, column: str) -> None:
+    def project(self, lineage: _Lineage, column: str, expression: Written = None) -> None:
+        """``lineage`` flows into the target's ``column``, whose value is written as ``expression``."""
         target = f"{self.target}.{column}"
         if column != STAR:  # (a star no schema expands is no column of the target)
             self.written[target] = None
+            if expression is not None:
+                self.expressions.setdefault(target, expression)
         projection = self.projection
         for source, level in lineage.values.items():
             key = (source, target)

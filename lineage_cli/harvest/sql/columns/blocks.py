@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from lineage_cli.harvest.sql.columns.expressions import Written
 from lineage_cli.harvest.sql.columns.lineage import IDENTITY, STAR, _fields, _Lineage
 from lineage_cli.harvest.sql.columns.nodes import _alias_columns, _alias_identifier
 from lineage_cli.harvest.sql.columns.pivot import _PivotSource
@@ -105,6 +106,16 @@ class _Block:
             return names
         names = _star_filled(names, names, len(self.columns))
         return self.columns[: len(names)] + names[len(self.columns) :]
+
+    def written_expressions(self) -> list[Written]:
+        """What each output is written as, aligned with ``outputs``: None where no one expression says it (and
+        for every output when a star of unknown columns stood for several)."""
+        outputs = self.outputs()
+        written = self._written()
+        return written if len(written) == len(outputs) else [None] * len(outputs)
+
+    def _written(self) -> list[Written]:
+        return []
 
     def _compute_names(self) -> list[str]:
         raise NotImplementedError
@@ -311,6 +322,9 @@ class _ValuesBlock(_Block):
     def _compute_names(self) -> list[str]:
         width = max((len(row) for row in self.rows), default=0)
         return [self.analysis.ctx.profile.values_column(i) for i in range(width)]
+
+    def _written(self) -> list[Written]:
+        return list(self.rows[0]) if len(self.rows) == 1 else []  # several rows: no one expression says it
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         outputs = [(name, _Lineage()) for name in self._compute_names()]

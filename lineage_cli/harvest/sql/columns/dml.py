@@ -125,7 +125,7 @@ def upsert(
                     proposed = row.get(analysis.fold(_last_identifier(call.expressions[0])))
                     if proposed is not None:
                         lineage.merge(proposed, level)
-            analysis.project(lineage, analysis.fold(assignment.this.this))
+            analysis.project(lineage, analysis.fold(assignment.this.this), assignment.expression)
 
 
 def _joins(analysis: _Analysis, block: _StatementBlock) -> None:
@@ -142,13 +142,13 @@ def _assignments(
     for assignment in assignments:
         if isinstance(assignment, exp.Star) and star_source is not None:
             for name, lineage in star_source.expand():
-                analysis.project(lineage, name)
+                analysis.project(lineage, name, name)
         elif isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Column):
             if not _sets_target(analysis, assignment.this, block):
                 continue  # MySQL's UPDATE a JOIN b SET b.z = ...: another target's write sets it
             lineage = _Lineage()
             analysis.visit(assignment.expression, block, IDENTITY, lineage, ())
-            analysis.project(lineage, analysis.fold(assignment.this.this))
+            analysis.project(lineage, analysis.fold(assignment.this.this), assignment.expression)
         elif isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Tuple):
             _tuple_assignment(analysis, assignment.this, assignment.expression, block)
 
@@ -167,20 +167,20 @@ def _tuple_assignment(analysis: _Analysis, columns: exp.Tuple, value: exp.Expres
     if isinstance(value, (exp.Subquery, exp.Query)):
         sub = analysis.query_block(value, block.env, block, track=True)
         sub.process()
-        for name, (_, lineage) in zip(names, sub.outputs(), strict=False):
-            analysis.project(lineage, name)
+        for name, (_, lineage), written in zip(names, sub.outputs(), sub.written_expressions(), strict=False):
+            analysis.project(lineage, name, written)
         return
     values = value.expressions if isinstance(value, exp.Tuple) else [value]
     for name, item in zip(names, values, strict=False):
         lineage = _Lineage()
         analysis.visit(item, block, IDENTITY, lineage, ())
-        analysis.project(lineage, name)
+        analysis.project(lineage, name, item)
 
 
 def _merge_insert(analysis: _Analysis, action: exp.Insert, block: _Block, star_source: _Source | None) -> None:
     if isinstance(action.this, exp.Star):  # INSERT *: every source column into its namesake
         for name, lineage in star_source.expand() if star_source is not None else ():
-            analysis.project(lineage, name)
+            analysis.project(lineage, name, name)
         return
     values = action.expression.expressions if isinstance(action.expression, exp.Tuple) else []
     if isinstance(action.this, exp.Tuple):
@@ -191,7 +191,7 @@ def _merge_insert(analysis: _Analysis, action: exp.Insert, block: _Block, star_s
     for column, value in zip(columns, values, strict=False):
         lineage = _Lineage()
         analysis.visit(value, block, IDENTITY, lineage, ())
-        analysis.project(lineage, column)
+        analysis.project(lineage, column, value)
 
 
 def update_or_delete(analysis: _Analysis, statement: exp.Expression, write: Write, env: dict[str, _Block]) -> None:

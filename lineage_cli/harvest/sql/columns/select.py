@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lineage_cli.harvest.sql.columns.blocks import _Block
+from lineage_cli.harvest.sql.columns.expressions import Written
 from lineage_cli.harvest.sql.columns.lineage import (
     ALIAS_AFTER_KNOWN,
     ALIAS_FIRST,
@@ -48,6 +49,7 @@ class _SelectBlock(_Block):
         self.select = select
         self._joins: list[tuple[exp.Join, int]] = []
         self._aliases: dict[str, _Lineage] = {}
+        self._written_list: list[Written] = []
 
     def _collect_sources(self) -> None:
         from_ = self.select.args.get("from_")
@@ -133,6 +135,7 @@ class _SelectBlock(_Block):
 
     def _compute_outputs(self) -> list[tuple[str, _Lineage]]:
         outputs: list[tuple[str, _Lineage]] = []
+        written = self._written_list = []
         self._partial = outputs
         for projection in self.select.expressions:
             if _is_star(projection):
@@ -142,13 +145,26 @@ class _SelectBlock(_Block):
                     for source in self._star_sources(projection)
                     for item in _without(source.expand(), self._excluded(star, source))
                 ]
-                outputs.extend(self._star_modifiers(star, expanded))
+                modified = self._star_modifiers(star, expanded)
+                outputs.extend(modified)
+                written += self._star_written(projection, star, [name for name, _ in expanded])
                 continue
             names = self._projection_names(projection, len(outputs))
             for name, lineage in zip(names, self._projection_lineages(projection, len(names)), strict=True):
                 outputs.append((name, lineage))
                 self._aliases.setdefault(name, lineage)
+            written += [projection] * len(names)
         return outputs
+
+    def _written(self) -> list[Written]:
+        return self._written_list
+
+    def _star_written(self, projection: exp.Expression, star: exp.Star, names: list[str]) -> list[Written]:
+        """What the columns a star expands to are written as: each column by its name, qualified as the star is
+        (``o.*`` gives ``o.id``), and a ``* REPLACE (expr AS a)`` column its expression."""
+        prefix = "" if isinstance(projection, exp.Star) else projection.sql(dialect=self.analysis.dialect)[:-1]
+        replaced = {self.analysis.output_name(item, 0): item for item in star.args.get("replace") or ()}
+        return [replaced.get(name, f"{prefix}{name}") for name in names]
 
     def _projection_lineages(self, projection: exp.Expression, width: int) -> list[_Lineage]:
         """The lineage of each output of one projection; Hive's ``stack(n, a, b, c, d) AS (x, y)`` deals its

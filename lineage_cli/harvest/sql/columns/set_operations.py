@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lineage_cli.harvest.sql.columns.blocks import _Block
+from lineage_cli.harvest.sql.columns.expressions import Branches, Written, set_keyword
 from lineage_cli.harvest.sql.columns.lineage import FILTER, SORT, _Lineage
 from lineage_cli.harvest.sql.columns.stars import _aligned
 
@@ -71,6 +72,16 @@ class _SetOperationBlock(_Block):
                 if found is not None:
                     lineage.merge(found)
         return merged
+
+    def _written(self) -> list[Written]:
+        """A UNION's column is what each branch writes at its place; INTERSECT / EXCEPT keep the first's."""
+        width = len(self.outputs())
+        branches = [branch.written_expressions() for branch in self.merged]
+        if len(branches) == 1 or self.by_name:  # BY NAME: the branches' places do not line up
+            return branches[0]
+        keyword = set_keyword(self.operation)
+        columns = [written if len(written) == width else [None] * width for written in branches]
+        return [Branches(keyword, tuple(items)) for items in zip(*columns, strict=True)]
 
     def find_qualified(self, parts: list[str], text: str) -> _Lineage | None:
         return None

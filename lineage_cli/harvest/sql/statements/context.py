@@ -41,6 +41,7 @@ class StatementLineage:
     line: int = 0  # set by the script analysis: the line of the statement's first token
     columns: list[ColumnEdge] = field(default_factory=list)  # filled when column lineage is asked for
     target_columns: list[str] = field(default_factory=list)  # ... and the columns it writes, sources or not
+    expressions: dict[str, str] = field(default_factory=dict)  # ... and what each is written as (its SQL text)
     reads: list[str] = field(default_factory=list)  # what a query without writes reads
     # read from the tokens of a statement sqlglot could not parse (``approximate.py``): tables only, maybe not all
     approximate: bool = False
