@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.layout import TYPE_MASK, pack_attributes
 from lineage_cli.store.reader import Store
+from lineage_cli.walk.shape import _sorted_distinct, _within
 from lineage_cli.walk.traverse import WHOLE, Walk, _Adjacency, _borrow, _fresh, _slices, _type_filter, _Vectorized
 
 if TYPE_CHECKING:
@@ -92,9 +93,10 @@ def tied_walk(
     writes_read = bool(mask & EdgeType.COLUMN_WRITE.bit)  # upstream, the level's entries hold its columns' writers
     contains_followed = bool(mask & EdgeType.CONTAINS.bit)
     tables_followed = not unfollowed & DATASETS
+    gated_all = np.zeros(store.node_count, dtype=np.bool_)  # upstream: tables whose ties are made (``_gating``)
     seen = _borrow(store.node_count)
     state = _Vectorized(_Adjacency(store, direction, WHOLE), seen, mask, keep_all=False)  # the visited maps
-    first = np.unique(np.asarray(starts, dtype=np.int32))
+    first = _sorted_distinct(np.asarray(starts, dtype=np.int32))
     state.visited[first] = True
     levels: list[tuple[np.ndarray, int]] = [(first, 0)]
     arcs: Arcs = []
@@ -113,7 +115,7 @@ def tied_walk(
                     extra, ends = _gated(arrays, origin, neighbour, packed, index, again and contains_followed)
                 else:
                     writes = _writes(origin, neighbour, packed) if writes_read else None
-                    extra, ends = _gating(arrays, expand, writes, again)
+                    extra, ends = _gating(arrays, expand, writes, again, gated_all)
                 arcs.extend(extra)
                 reached.extend(ends)
             fresh = _fresh(state, np.concatenate(reached).astype(np.int32, copy=False))
@@ -143,14 +145,14 @@ def _gated(
     if not onto_table.any():
         return [], []
     statements = arrays.statements.take(index.compress(onto_table))
-    pairs = np.unique(_key(statements, neighbour.compress(onto_table)))  # (statement, table), each once
+    pairs = _sorted_distinct(_key(statements, neighbour.compress(onto_table)))  # (statement, table), each once
     statements, tables = (pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(np.int32)
     unknown = statements < 0
     table, column, _, _ = _entries(arrays.fwd, tables.compress(unknown), _type_filter(EdgeType.CONTAINS.bit))
-    known = np.unique(statements.compress(np.logical_not(unknown)))
+    known = _sorted_distinct(statements.compress(np.logical_not(unknown)))
     writer, written, _, _ = _entries(arrays.fwd, known, _type_filter(EdgeType.COLUMN_WRITE.bit))
     holders = arrays.container.take(written)
-    chosen = np.isin(_key(writer, holders), pairs)  # the columns a statement writes in a table it is tied to
+    chosen = _within(pairs, _key(writer, holders))  # the columns a statement writes in a table it is tied to
     tied_tables, tied_columns = holders.compress(chosen), written.compress(chosen)
     if not again:
         tied_tables, tied_columns = np.concatenate([table, tied_tables]), np.concatenate([column, tied_columns])
@@ -159,28 +161,42 @@ def _gated(
 
 
 def _gating(
-    arrays: _Arrays, expand: np.ndarray, writes: tuple[np.ndarray, np.ndarray] | None, again: bool
+    arrays: _Arrays,
+    expand: np.ndarray,
+    writes: tuple[np.ndarray, np.ndarray] | None,
+    again: bool,
+    gated_all: np.ndarray,
 ) -> tuple[Arcs, list[np.ndarray]]:
     """Upstream: for each column of ``expand``, the arc to its table and from the table to the sources of the
     predicates gating the statements that write the column (every predicate into the table when nothing is
     known to write the column; a predicate of no known statement gates every column).  ``writes``: the
     ``(column, statement)`` pairs of the level's ``column_write`` entries, when the walk read them already;
-    ``again``: the tables' own predicate edges are walked anyway (not recorded here)."""
+    ``again``: the tables' own predicate edges are walked anyway (not recorded here); ``gated_all``: per node,
+    whether it is a table all of whose predicates gated a column of this walk before (its sources reached, its
+    arcs recorded or walked by the table itself), so its ties are not made again."""
     import numpy as np
 
     columns = expand.compress(arrays.kinds.take(expand) == COLUMN)
     tables = arrays.container.take(columns)
     columns, tables = columns.compress(tables >= 0), tables.compress(tables >= 0)
-    held, holder_of = np.unique(tables, return_inverse=True)
-    table, source, packed, _ = _entries(arrays.bwd, held, _type_filter(EdgeType.PREDICATE.bit))
-    if not table.size:
-        return [], []
-    gated = np.isin(held, table).take(holder_of)  # the columns whose table some predicate gates
     if writes is None:
         written, writer, _, _ = _entries(arrays.bwd, columns, _type_filter(EdgeType.COLUMN_WRITE.bit))
     else:  # (the level's other nodes have no writers, nor do columns outside tables: not gated here)
-        kept = np.isin(writes[0], columns).nonzero()[0]
+        kept = _within(columns, writes[0]).nonzero()[0]
         written, writer = writes[0].take(kept), writes[1].take(kept)
+    held = _sorted_distinct(tables)
+    holder_of = np.searchsorted(held, tables)  # (a sort and a search: np.unique with inverse hashes, slower)
+    if not written.size:  # every predicate gates: a table gated so before has had its sources reached
+        fresh = np.logical_not(gated_all.take(held))
+        new, old = held.compress(fresh), held.compress(np.logical_not(fresh))
+    else:
+        new, old = held, held[:0]
+    table, source, packed, _ = _entries(arrays.bwd, new, _type_filter(EdgeType.PREDICATE.bit))  # (sorted by table)
+    if not written.size:
+        gated_all[table] = True
+    gated = (_within(table, held) | _within(old, held)).take(holder_of)  # the columns some predicate gates
+    if not gated.any():
+        return [], []
     if written.size:  # some columns have known writers: only their statements' predicates gate them
         admitted, gated = _tied_to_writers(arrays, columns, tables, table, source, written, writer, gated)
         source, table, packed = source.compress(admitted), table.compress(admitted), packed.compress(admitted)
@@ -207,10 +223,12 @@ def _tied_to_writers(
     import numpy as np
 
     # each predicate edge's statements, as (table, statement) keys: one row per forward entry of the edge
-    pairs, edge_pair = np.unique(_key(source, table), return_inverse=True)
-    origin, target, _, index = _entries(arrays.fwd, np.unique(source), _type_filter(EdgeType.PREDICATE.bit))
+    edge_keys = _key(source, table)
+    pairs = _sorted_distinct(edge_keys)
+    edge_pair = np.searchsorted(pairs, edge_keys)
+    origin, target, _, index = _entries(arrays.fwd, _sorted_distinct(source), _type_filter(EdgeType.PREDICATE.bit))
     row_key = _key(origin, target)
-    on_pair = np.isin(row_key, pairs)
+    on_pair = _within(pairs, row_key)
     row_pair = np.searchsorted(pairs, row_key.compress(on_pair))
     row_keys = _key(target.compress(on_pair), arrays.statements.take(index.compress(on_pair)))
     holder = np.searchsorted(columns, written)
@@ -254,7 +272,9 @@ def _walk(
     hops = np.concatenate([np.full(nodes.size, level, dtype=np.int32) for nodes, level in levels])
     order = np.argsort(nodes, kind="stable")
     nodes, hops = nodes.take(order), hops.take(order)
-    deeper = np.isin(arrays.kinds.take(nodes), [int(kind) for kind in STEPS]) & np.logical_not(np.isin(nodes, first))
+    step = np.zeros(256, dtype=np.bool_)
+    step[[int(kind) for kind in STEPS]] = True
+    deeper = step.take(arrays.kinds.take(nodes)) & np.logical_not(_within(first, nodes))
     hops += deeper
     dtype = arrays.attributes.dtype
     sources = np.concatenate([source.astype(np.int32) for source, _, _ in arcs] or [np.empty(0, np.int32)])
