@@ -131,9 +131,9 @@ def add_script(
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> list[str]:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
-    the target's columns it writes (a column with no source too: ``'k' AS k``) and the expression of each,
-    the statement's SQL text, and the column edges into that target, each marked with the transformation (flagged APPROXIMATE for a
-    statement that did not parse).  Returns the transformation nodes."""
+    the target's columns it writes (a column with no source too: ``'k' AS k``) and the expression of each, the
+    statement's SQL text and dialect, and the column edges into that target, each marked with the transformation
+    (flagged APPROXIMATE for a statement that did not parse).  Returns the transformation nodes."""
     made = []
     flags = NodeFlag.APPROXIMATE.bit if lineage.approximate else 0
     for write in lineage.writes:
