@@ -657,9 +657,9 @@ def _text(chunk: list[Token], sql: str) -> str:
     """The text of ``sql`` that ``chunk`` spans, from its first token's first character to its last token's last
     (a token's ``end`` is inclusive).  A token a rewrite made may stand elsewhere: then the chunk's widest span.
 
-    >>> sql = "SELECT 1;\n  INSERT INTO t\n  SELECT 2 ; "
+    >>> sql = "SELECT 1;\\n  INSERT INTO t\\n  SELECT 2 ; "
     >>> [_text(chunk, sql) for chunk in _split_tokens(Dialect.get_or_raise("").tokenize(sql))]
-    ['SELECT 1', 'INSERT INTO t\n  SELECT 2']
+    ['SELECT 1', 'INSERT INTO t\\n  SELECT 2']
     """
     start, end = chunk[0].start, chunk[-1].end
     if start > end:
