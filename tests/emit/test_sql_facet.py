@@ -173,3 +173,15 @@ def test_statement_texts_survive_arrays_merge_and_a_store_round_trip(tmp_path: P
 def test_the_python_harvest_keeps_each_statements_text(tmp_path: Path) -> None:
     (tmp_path / "a.sql").write_text("INSERT INTO x.t\n  SELECT 1 AS a;\n", encoding="utf-8")
     assert harvest([tmp_path]).graph.sql == {f"{tmp_path / 'a.sql'}:1": ("INSERT INTO x.t\n  SELECT 1 AS a", "ansi")}
+
+
+def test_statements_without_semicolons_and_in_a_routine_have_their_own_text(tmp_path: Path) -> None:
+    batch = "INSERT INTO a.t SELECT 1 AS x\nUPDATE a.t SET x = 2\nGO\nCREATE PROCEDURE p AS\nBEGIN\n"
+    batch += "  INSERT INTO a.u SELECT x FROM a.t\nEND\n"
+    (tmp_path / "batch.sql").write_text(batch, encoding="utf-8")
+    texts = {name.rsplit(":", 1)[1]: text for name, text in harvest([tmp_path], dialect="tsql").graph.sql.items()}
+    assert texts == {
+        "1": ("INSERT INTO a.t SELECT 1 AS x", "tsql"),  # a T-SQL batch cut where the next statement begins
+        "2": ("UPDATE a.t SET x = 2", "tsql"),
+        "6": ("INSERT INTO a.u SELECT x FROM a.t", "tsql"),  # a procedure's statement, not its header
+    }
