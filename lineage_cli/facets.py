@@ -36,6 +36,7 @@ FACET_SCHEMAS = {
     "jobType": "https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet",
     "sourceCodeLocation": "https://openlineage.io/spec/facets/1-0-1/SourceCodeLocationJobFacet.json"
     "#/$defs/SourceCodeLocationJobFacet",
+    "sql": "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json#/$defs/SQLJobFacet",
     STATEMENT_FACET: f"{PRODUCER}#/$defs/LineageStatementRunFacet",
     EDGE_FACET: f"{PRODUCER}#/$defs/LineageEdgeFacet",
 }

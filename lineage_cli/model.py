@@ -160,6 +160,25 @@ def bounded_expression(text: str) -> str:
     return text if len(text) <= MAX_EXPRESSION else text[: MAX_EXPRESSION - 1] + "…"
 
 
+MAX_SQL_BYTES = 64 * 1024  # UTF-8 bytes kept of a statement's SQL text, the marker included
+SQL_CUT_MARKER = "\n-- [lineage: statement text cut at 64 KiB]"
+
+
+def bounded_sql(text: str) -> str:
+    """A statement's SQL text as the store keeps it: at most ``MAX_SQL_BYTES`` of UTF-8, cut (at a character's
+    boundary) with ``SQL_CUT_MARKER`` after it: a generated statement of megabytes costs its text, nothing else.
+
+    >>> bounded_sql("SELECT 1"), len(bounded_sql("x" * 100_000).encode()) <= MAX_SQL_BYTES
+    ('SELECT 1', True)
+    >>> bounded_sql("é" * 40_000).endswith(SQL_CUT_MARKER)
+    True
+    """
+    if len(text) <= MAX_SQL_BYTES // 4 or len(encoded := text.encode()) <= MAX_SQL_BYTES:
+        return text  # (a character is at most 4 bytes: most statements need no encoding to know)
+    kept = encoded[: MAX_SQL_BYTES - len(SQL_CUT_MARKER.encode())].decode("utf-8", errors="ignore")
+    return kept + SQL_CUT_MARKER
+
+
 def subtypes_from_flags(flags: int) -> list[str]:
     """Names of the subtypes set in ``flags``, in declaration order.
 
@@ -189,10 +208,11 @@ class Graph:
     Edges are keyed by ``(source, target, type, statement)``, where ``statement`` is the
     transformation node the edge came from (None when no statement made it); subtype flags
     of one key are OR-ed together.  ``flags`` holds the ``NodeFlag`` bits of the nodes that have any;
-    ``expressions`` the SQL expression a transformation writes a column with, by (transformation, column).
+    ``expressions`` the SQL expression a transformation writes a column with, by (transformation, column);
+    ``sql`` the SQL text of the statement a transformation came from and its dialect, by transformation.
     """
 
-    __slots__ = ("kinds", "containers", "provenance", "edges", "flags", "expressions")
+    __slots__ = ("kinds", "containers", "provenance", "edges", "flags", "expressions", "sql")
 
     def __init__(
         self,
@@ -202,6 +222,7 @@ class Graph:
         edges: dict[EdgeKey, int] | None = None,
         flags: dict[str, int] | None = None,
         expressions: dict[tuple[str, str], str] | None = None,
+        sql: dict[str, tuple[str, str]] | None = None,
     ) -> None:
         self.kinds: dict[str, NodeKind] = {} if kinds is None else kinds
         self.containers: dict[str, str] = {} if containers is None else containers
@@ -209,17 +230,20 @@ class Graph:
         self.edges: dict[EdgeKey, int] = {} if edges is None else edges
         self.flags: dict[str, int] = {} if flags is None else flags
         self.expressions: dict[tuple[str, str], str] = {} if expressions is None else expressions
+        self.sql: dict[str, tuple[str, str]] = {} if sql is None else sql  # (text, dialect)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Graph):
             return NotImplemented
-        return (self.kinds, self.containers, self.provenance, self.edges, self.flags, self.expressions) == (
+        mine = (self.kinds, self.containers, self.provenance, self.edges, self.flags, self.expressions, self.sql)
+        return mine == (
             other.kinds,
             other.containers,
             other.provenance,
             other.edges,
             other.flags,
             other.expressions,
+            other.sql,
         )
 
     __hash__ = None  # type: ignore[assignment] - mutable
@@ -259,6 +283,8 @@ class Graph:
             self.add_edge(source, target, edge_type, flags, statement)
         for key, text in other.expressions.items():
             self.expressions.setdefault(key, text)
+        for name, written in other.sql.items():
+            self.sql.setdefault(name, written)
 
 
 class Issue(NamedTuple):

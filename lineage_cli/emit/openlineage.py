@@ -13,9 +13,10 @@ entries; masking subtypes become ``masking: true``.
 Datasets are named as OpenLineage's naming spec has it (``facets.address``): a file location under its
 scheme and authority with the ``datasetType`` FILE, a table under the namespace ``Namespaces`` gives its
 schema or catalog, else the default one (``naming.Namespaces``).  Inputs and outputs are listed by namespace
-and name.  Every job carries the ``jobType`` facet (a BATCH QUERY of the ``lineage`` integration) and, when
+and name.  Every job carries the ``jobType`` facet (a BATCH QUERY of the ``lineage`` integration), when
 the store knows where its statement is, ``sourceCodeLocation``: the file and line, in the repository when
-one is known (``naming.Repository``).
+one is known (``naming.Repository``), and when it knows the statement's text, ``sql``: the text as the
+store keeps it (``query``) and the dialect it was read in (``dialect``).
 
 Two custom facets carry what OpenLineage has no place for, so that ``lineage import --format
 openlineage`` reads an export back unchanged: the run facet ``lineage_statement`` (the statement's
@@ -86,6 +87,7 @@ class _Statement:
     projections: list[tuple[int, int, int]] = field(default_factory=list)  # source column, target column, flags
     predicates: list[tuple[int, int, int]] = field(default_factory=list)  # source column, target dataset, flags
     expressions: dict[int, str] = field(default_factory=dict)  # target column -> the SQL expression it is written as
+    sql: tuple[str, str] | None = None  # the statement's text and dialect, when the store has them
 
 
 @dataclass(slots=True)
@@ -136,7 +138,8 @@ def to_json_lines(events: list[dict]) -> str:
 
 
 def _read(store: Store) -> _Graph:
-    from lineage_cli.store.arrays import edge_sources, stored_expressions  # (numpy: loaded by an export only)
+    # (numpy: loaded by an export only)
+    from lineage_cli.store.arrays import edge_sources, stored_expressions, stored_statement_texts
 
     sources = edge_sources(store)
     targets, attributes = store.numpy_array("fwd_node"), store.numpy_array("fwd_attr")
@@ -164,6 +167,8 @@ def _read(store: Store) -> _Graph:
         columns[source].append(target)
     for column, statement, text in stored_expressions(store).rows():
         statements[statement].expressions[column] = text
+    for statement, text, dialect in stored_statement_texts(store).rows():
+        statements[statement].sql = (text, dialect)
     return _Graph(
         names=store.names(),
         kinds=store.numpy_array("node_kind").tolist(),
@@ -214,6 +219,9 @@ def _event(
     job_facets = {"jobType": naming.facet("jobType", **JOB_TYPE)}
     if provenance:
         job_facets["sourceCodeLocation"] = naming.facet("sourceCodeLocation", **naming.repository.location(*provenance))
+    if statement.sql is not None:
+        text, dialect = statement.sql
+        job_facets["sql"] = naming.facet("sql", query=text, **({"dialect": dialect} if dialect else {}))
     return {
         "eventType": "COMPLETE",
         "eventTime": naming.time,

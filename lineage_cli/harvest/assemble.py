@@ -48,6 +48,12 @@ class StatementLike(Protocol):
     def expressions(self) -> Mapping[str, str]: ...  # target column -> the SQL expression it is written as
 
     @property
+    def sql(self) -> str: ...  # the statement's text ("" when unknown)
+
+    @property
+    def dialect(self) -> str: ...  # the dialect profile it was read in
+
+    @property
     def writes(self) -> Sequence[WriteLike]: ...
 
 
@@ -125,15 +131,17 @@ def add_script(
 
 def add_statement(graph: Graph, file: str, line: int, lineage: StatementLike) -> list[str]:
     """One transformation node per written target: ``dataset -> transformation -> dataset``,
-    the target's columns it writes (a column with no source too: ``'k' AS k``) and the expression of each,
-    and the column edges into that target, each marked with the transformation (flagged APPROXIMATE for a
-    statement that did not parse).  Returns the transformation nodes."""
+    the target's columns it writes (a column with no source too: ``'k' AS k``) and the expression of each, the
+    statement's SQL text and dialect, and the column edges into that target, each marked with the transformation
+    (flagged APPROXIMATE for a statement that did not parse).  Returns the transformation nodes."""
     made = []
     flags = NodeFlag.APPROXIMATE.bit if lineage.approximate else 0
     for write in lineage.writes:
         name = _free_name(graph, f"{file}:{line}")
         transformation = graph.add_transformation(name, Provenance(file, line), flags)
         made.append(transformation)
+        if lineage.sql:
+            graph.sql[transformation] = (lineage.sql, lineage.dialect)
         add_dataset(graph, write.target, NodeKind.VIEW if write.is_view else NodeKind.TABLE)
         graph.add_edge(transformation, write.target, EdgeType.WRITE)
         for source in write.sources:

@@ -374,6 +374,8 @@ def _record(statement: StatementLineage) -> StatementRecord:
         statement.target_columns,
         statement.approximate,
         statement.expressions,
+        statement.sql,
+        statement.dialect,
     )
 
 

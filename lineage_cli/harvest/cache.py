@@ -64,7 +64,7 @@ from lineage_cli.model import EdgeType, Graph, Issue, NodeFlag, NodeKind
 from lineage_cli.store.layout import FORMAT_VERSION, TYPE_MASK
 
 if TYPE_CHECKING:
-    from lineage_cli.store.arrays import ColumnExpressions, GraphArrays
+    from lineage_cli.store.arrays import ColumnExpressions, GraphArrays, StatementTexts
 
 _log = logging.getLogger(__name__)
 
@@ -72,8 +72,9 @@ UNITS, SUMMARY, GRAPH = "units", "harvest", "graph"
 _FILES = frozenset((UNITS, SUMMARY, GRAPH))
 # Each file's first line: ``lineage-cache FORMAT VERSION NAME KEY LENGTH``.  A change to what a file holds bumps
 # the format; the tool's version is there too, as what the units' analyses hold changes with it.
-# 2: a statement read approximately; 3: a statement's target columns; 4: their expressions (units and graph)
-_MAGIC, _FORMAT = "lineage-cache", 4
+# 2: a statement read approximately; 3: a statement's target columns; 4: their expressions (units and graph);
+# 5: a statement's SQL text (units and graph)
+_MAGIC, _FORMAT = "lineage-cache", 5
 _HEADER_LIMIT = 256  # bytes: a longer first line is no header of ours
 _KEY = re.compile(r"[0-9a-f]{64}")
 # What reading JSON data back raises: a CacheDataError or JSONDecodeError (ValueErrors), or nesting too deep.
@@ -387,7 +388,7 @@ def _memo_from_data(data: Any) -> _Memo:
 # expects, counted in nodes or in edges.
 _NODE_ARRAYS = {"kinds": "u1", "containers": "<i4", "node_file": "<i4", "node_line": "<i4", "flags": "u1"}
 _EDGE_ARRAYS = {"sources": "<i4", "targets": "<i4", "attributes": "<u2", "statements": "<i4"}
-_GRAPH_FIELDS = frozenset(("names", "files", "expressions", *_NODE_ARRAYS, *_EDGE_ARRAYS))
+_GRAPH_FIELDS = frozenset(("names", "files", "expressions", "sql", *_NODE_ARRAYS, *_EDGE_ARRAYS))
 
 
 def _arrays_data(arrays: GraphArrays) -> dict[str, object]:
@@ -397,6 +398,8 @@ def _arrays_data(arrays: GraphArrays) -> dict[str, object]:
     expressions = arrays.expressions
     data["expressions"] = [_base64(expressions.columns, "<i4"), _base64(expressions.statements, "<i4")]
     data["expressions"].append(list(expressions.texts))
+    sql = arrays.sql
+    data["sql"] = [_base64(sql.statements, "<i4"), _base64(sql.dialects, "u1"), sql.names, list(sql.texts)]
     return data
 
 
@@ -431,7 +434,11 @@ def _arrays_from_data(data: Any, nodes: int, edges: int) -> GraphArrays:
         values = arrays[name]
         expect(values.size == 0 or (int(values.min()) >= low and int(values.max()) < high), f"a graph's {name}")
     return GraphArrays(
-        names=names, files=files, expressions=_expressions_from_data(data["expressions"], nodes), **arrays
+        names=names,
+        files=files,
+        expressions=_expressions_from_data(data["expressions"], nodes),
+        sql=_statement_texts_from_data(data["sql"], nodes),
+        **arrays,
     )
 
 
@@ -446,6 +453,20 @@ def _expressions_from_data(data: Any, nodes: int) -> ColumnExpressions:  # noqa:
     expect(statements.size == 0 or (int(statements.min()) >= 0 and int(statements.max()) < nodes), "a statement")
     expect(bool((keys[1:] > keys[:-1]).all()), "the expressions' order")
     return ColumnExpressions(columns, statements, data[2])
+
+
+def _statement_texts_from_data(data: Any, nodes: int) -> StatementTexts:  # noqa: ANN401 - whatever the file held
+    """The statement texts ``_arrays_data`` kept: nodes of the graph, in order, each once, each of a dialect named."""
+    from lineage_cli.store.arrays import StatementTexts
+
+    expect(type(data) is list and len(data) == 4 and all(type(part) is list for part in data[2:]), "statement texts")
+    names, texts = data[2], data[3]
+    expect(only(names, str) and only(texts, str), "statement texts")
+    statements, dialects = _array(data[0], "<i4", len(texts)), _array(data[1], "u1", len(texts))
+    expect(statements.size == 0 or (int(statements.min()) >= 0 and int(statements.max()) < nodes), "a statement")
+    expect(bool((statements[1:] > statements[:-1]).all()), "the statement texts' order")
+    expect(dialects.size == 0 or int(dialects.max()) < len(names), "a statement's dialect")
+    return StatementTexts(statements, dialects, names, texts)
 
 
 def _array(text: Any, dtype: str, length: int) -> Any:

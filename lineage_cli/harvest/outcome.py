@@ -17,7 +17,7 @@ from typing import Any
 
 from lineage_cli.harvest.assemble import ColumnTuple
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.model import PREDICATE_SUBTYPES, PROJECTION_SUBTYPES, Issue
+from lineage_cli.model import MAX_SQL_BYTES, PREDICATE_SUBTYPES, PROJECTION_SUBTYPES, Issue
 
 
 class CacheDataError(ValueError):
@@ -42,6 +42,8 @@ class StatementRecord:
     target_columns: list[str] = field(default_factory=list)
     approximate: bool = False  # read from the tokens of a statement that did not parse
     expressions: dict[str, str] = field(default_factory=dict)  # target column -> its SQL expression's text
+    sql: str = ""  # the statement's text (``model.bounded_sql``)
+    dialect: str = ""  # the dialect profile it was read in
 
 
 @dataclass(slots=True)
@@ -80,6 +82,8 @@ def outcome_data(outcome: FileOutcome) -> dict[str, object]:
                 s.target_columns,
                 s.approximate,
                 s.expressions,
+                s.sql,
+                s.dialect,
             ]
             for s in outcome.lineage
         ],
@@ -122,16 +126,19 @@ def _issue_from_data(data: Any) -> Issue:
 
 
 def _statement_from_data(data: Any) -> StatementRecord:
-    expect(type(data) is list and len(data) == 7, "a statement")
-    line, kind, writes, columns, target_columns, approximate, expressions = data
+    expect(type(data) is list and len(data) == 9, "a statement")
+    line, kind, writes, columns, target_columns, approximate, expressions, sql, dialect = data
     expect(type(line) is int and 0 <= line <= _LAST_LINE, "a statement's line")
     expect(type(kind) is str and type(writes) is list and type(approximate) is bool, "a statement's type and writes")
     expect(type(columns) is list and len(columns) % 4 == 0 and only(columns, str), "a statement's column edges")
     expect(set(columns[2::4]) <= _COLUMN_KINDS and set(columns[3::4]) <= _SUBTYPES, "a column edge's kind or subtype")
     expect(type(target_columns) is list and only(target_columns, str), "a statement's target columns")
+    expect(type(sql) is str and len(sql) <= MAX_SQL_BYTES and type(dialect) is str, "a statement's text")
     edges = list(zip(columns[0::4], columns[1::4], columns[2::4], columns[3::4], strict=True))
     records = [_write_from_data(write) for write in writes]
-    return StatementRecord(line, kind, records, edges, target_columns, approximate, string_map(expressions))
+    return StatementRecord(
+        line, kind, records, edges, target_columns, approximate, string_map(expressions), sql, dialect
+    )
 
 
 def _write_from_data(data: Any) -> WriteRecord:

@@ -22,7 +22,7 @@ import numpy as np
 from lineage_cli.errors import InputError
 from lineage_cli.imports.vocabulary import Vocabulary
 from lineage_cli.model import EdgeType, NodeKind
-from lineage_cli.store.arrays import ColumnExpressions, GraphArrays, NameTable, dedupe_edges
+from lineage_cli.store.arrays import ColumnExpressions, GraphArrays, NameTable, StatementTexts, dedupe_edges
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
 
 # The longest name (table, column, field, statement, file) an import takes: beyond it a value is a runaway
@@ -57,6 +57,7 @@ class ArraysBuilder:
     attributes: array = field(default_factory=lambda: array("H"))
     statements: array = field(default_factory=lambda: array("i"))
     expressions: dict[tuple[int, int], str] = field(default_factory=dict)  # (column, statement) -> SQL expression
+    sql: dict[int, tuple[str, str]] = field(default_factory=dict)  # statement -> its SQL text and dialect
 
     def node(self, name: str, kind: NodeKind) -> int:
         node = self.ids.get(name)
@@ -123,7 +124,8 @@ class ArraysBuilder:
         for node, bits in self.flags.items():
             flags[rank[node]] = bits
         expressions = ColumnExpressions.of((rank[c], rank[s], text) for (c, s), text in self.expressions.items())
-        graph = GraphArrays(names, kinds, containers, node_file, node_line, files, *edges, flags, expressions)
+        sql = StatementTexts.of((rank[made], text, dialect) for made, (text, dialect) in self.sql.items())
+        graph = GraphArrays(names, kinds, containers, node_file, node_line, files, *edges, flags, expressions, sql)
         return graph, first_lines
 
 

@@ -3,10 +3,10 @@
 The file holds JSON lines (what ``lineage export`` and OpenLineage's file transport write) or one
 JSON document, an event or an array of events.  Each event becomes a transformation that READs its
 inputs and WRITEs its outputs; ``schema`` facets give datasets their columns, ``datasetType`` tells
-views apart, and an output's ``columnLineage`` facet gives column edges: DIRECT inputs of a field
-are projection edges into it, INDIRECT ones predicate edges onto the output table, and an INDIRECT
-CONDITIONAL or WINDOW input of a field also a predicate edge into the field (the condition or
-window that shapes its value).
+views apart, the job's ``sql`` facet gives its statement's text and dialect, and an output's ``columnLineage``
+facet gives column edges: DIRECT inputs of a field are projection edges into it, INDIRECT ones predicate edges
+onto the output table, and an INDIRECT CONDITIONAL or WINDOW input of a field also a predicate edge into the
+field (the condition or window that shapes its value).
 
 An event ``lineage export`` wrote names its statement, file and line in the ``lineage_statement``
 run facet, its module in the job name and its workflow in the ``parent`` facet, and READ / WRITE
@@ -39,7 +39,7 @@ from lineage_cli.facets import (
     node_name,
 )
 from lineage_cli.imports.builder import MAX_NAME_CHARS, ArraysBuilder, quoted
-from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype, bounded_expression
+from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype, bounded_expression, bounded_sql
 
 # (OpenLineage DIRECT subtype, masking) -> projection subtype, and INDIRECT subtype -> predicate subtype
 _DIRECT = {pair: subtype for subtype, pair in DIRECT_SUBTYPES.items()}
@@ -47,6 +47,7 @@ _INDIRECT = {subtype.name: subtype for subtype in INDIRECT_SUBTYPES}
 _KINDS = {(look["datasetType"], look.get("subType")): kind for kind, look in DATASET_TYPES.items()}
 _LINES = range(1, 1 << 31)  # the line numbers a store holds (int32)
 _SHAPING = Subtype.CONDITIONAL.bit | Subtype.WINDOW.bit  # the predicates that may end at a column
+_DIALECT_CHARS = 100  # a longer sql facet's dialect is no dialect's name: dropped
 PLAIN_NAMESPACES = frozenset({"default"})  # whose datasets are named without their namespace, unless told
 
 
@@ -76,6 +77,7 @@ class _Event:
     inputs: list[_Dataset]
     outputs: list[_Dataset]
     approximate: bool = False  # the statement did not parse: its tables were read from its tokens (our facet says)
+    sql: tuple[str, str] | None = None  # the job's sql facet: the statement's text and dialect ("" when not said)
 
 
 def openlineage_rows(
@@ -121,7 +123,8 @@ def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]], p
         raise event
     if not isinstance(event, dict):
         raise _Unusable("not a JSON object")
-    job_name = _text(_object(event, "job"), "name")
+    job = _object(event, "job")
+    job_name = _text(job, "name")
     run = event.get("run") if isinstance(event.get("run"), dict) else {}
     facets = run.get("facets") if isinstance(run.get("facets"), dict) else {}
     approximate = False
@@ -145,7 +148,18 @@ def _parse(event: Any, file: str, line: int, runs: dict[str, tuple[str, int]], p
         inputs=[_dataset(item, False, plain) for item in _list(event, "inputs")],
         outputs=[_dataset(item, True, plain) for item in _list(event, "outputs")],
         approximate=approximate,
+        sql=_sql(job),
     )
+
+
+def _sql(job: dict) -> tuple[str, str] | None:
+    """The statement text and dialect of a job's ``sql`` facet; None without one (or with no query)."""
+    facets = job.get("facets") if isinstance(job.get("facets"), dict) else {}
+    facet = facets.get("sql")
+    if not isinstance(facet, dict) or not isinstance(facet.get("query"), str) or not facet["query"]:
+        return None
+    dialect = facet.get("dialect")
+    return bounded_sql(facet["query"]), dialect if isinstance(dialect, str) and len(dialect) <= _DIALECT_CHARS else ""
 
 
 def _own_statement(facet: dict) -> tuple[str, tuple[str, int] | None]:
@@ -265,6 +279,8 @@ def _add(event: _Event, builder: ArraysBuilder) -> None:
         step = builder.transformation(event.statement, *event.provenance)
     else:
         step = builder.node(event.statement, NodeKind.TRANSFORMATION)
+    if event.sql is not None:
+        builder.sql.setdefault(step, event.sql)  # (a run's START and COMPLETE events are one transformation)
     if event.approximate:
         builder.flags[step] = builder.flags.get(step, 0) | NodeFlag.APPROXIMATE.bit
     if event.module:

@@ -191,7 +191,8 @@ def _search(parameters: Parameters, store: Opener) -> Reply:
 
 
 def _node(parameters: Parameters, store: Opener) -> Reply:
-    """One node: its name, kind, role, container, provenance and its edges counted by type each way."""
+    """One node: its name, kind, role, container, provenance and its edges counted by type each way; a statement's
+    text and dialect (``sql``) too, when the store has them."""
     from lineage_cli.store.roles import node_roles
 
     name = parameters.text("name", required=True)
@@ -200,17 +201,18 @@ def _node(parameters: Parameters, store: Opener) -> Reply:
     node = _one_node(opened, name)  # type: ignore[arg-type]
     container = opened.container(node)
     provenance = opened.provenance(node)
-    return json_reply(
-        {
-            "name": opened.name(node),
-            "kind": opened.kind(node).label,
-            "role": node_roles(opened, [node])[0],
-            "container": None if container is None else opened.name(container),
-            "file": provenance[0] if provenance else None,
-            "line": provenance[1] if provenance else None,
-            "degrees": {"in": _degrees(opened, node, "bwd"), "out": _degrees(opened, node, "fwd")},
-        }
-    )
+    described: dict[str, object] = {
+        "name": opened.name(node),
+        "kind": opened.kind(node).label,
+        "role": node_roles(opened, [node])[0],
+        "container": None if container is None else opened.name(container),
+        "file": provenance[0] if provenance else None,
+        "line": provenance[1] if provenance else None,
+        "degrees": {"in": _degrees(opened, node, "bwd"), "out": _degrees(opened, node, "fwd")},
+    }
+    if (sql := opened.sql(node)) is not None:
+        described["sql"] = {"query": sql[0], "dialect": sql[1]}
+    return json_reply(described)
 
 
 def _one_node(store: Store, name: str) -> int:

@@ -86,6 +86,49 @@ def no_expressions() -> ColumnExpressions:
 
 
 @dataclass(slots=True)
+class StatementTexts:
+    """The SQL text of the statement each transformation came from and its dialect: rows sorted by
+    transformation, each once; a row's dialect is an index into ``names`` (a store holds few dialects)."""
+
+    statements: np.ndarray  # i4 per row: the transformation node
+    dialects: np.ndarray  # u1 per row: its dialect, an index into ``names``
+    names: list[str]  # the dialects' names, sorted
+    texts: Sequence[str]  # its statement's text
+
+    @classmethod
+    def of(cls, rows: Iterable[tuple[int, str, str]]) -> StatementTexts:
+        """From (transformation, text, dialect) rows, sorted here; the first row of a transformation wins."""
+        listed = list(rows)
+        statements = np.fromiter((row[0] for row in listed), dtype="<i4", count=len(listed))
+        order = np.argsort(statements, kind="stable")  # (of a transformation's rows, the first given comes first)
+        statements = statements[order]
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = statements[1:] != statements[:-1]
+        kept = [listed[row] for row in order[first].tolist()]
+        names = sorted({dialect for _, _, dialect in kept})
+        if len(names) > MAX_DIALECTS:
+            raise StoreError(f"statements of {len(names)} dialects; a store holds at most {MAX_DIALECTS}")
+        index = {name: rank for rank, name in enumerate(names)}
+        dialects = np.fromiter((index[dialect] for _, _, dialect in kept), dtype="u1", count=len(kept))
+        return cls(statements[first], dialects, names, [text for _, text, _ in kept])
+
+    def rows(self) -> Iterator[tuple[int, str, str]]:
+        names = self.names
+        dialects = (names[dialect] for dialect in self.dialects.tolist())
+        return zip(self.statements.tolist(), self.texts, dialects, strict=True)
+
+    def __len__(self) -> int:
+        return int(self.statements.size)
+
+
+MAX_DIALECTS = 256  # a row's dialect is a u1
+
+
+def no_statement_texts() -> StatementTexts:
+    return StatementTexts(np.zeros(0, dtype="<i4"), np.zeros(0, dtype="u1"), [], [])
+
+
+@dataclass(slots=True)
 class GraphArrays:
     names: Sequence[str]  # sorted: a node's id is its rank (a list, or an import's NameTable)
     kinds: np.ndarray  # u1 per node
@@ -99,6 +142,7 @@ class GraphArrays:
     statements: np.ndarray  # i4 per edge: transformation node, -1 none
     flags: np.ndarray  # u1 per node: its ``NodeFlag`` bits
     expressions: ColumnExpressions = field(default_factory=no_expressions)
+    sql: StatementTexts = field(default_factory=no_statement_texts)
 
     @property
     def node_count(self) -> int:
@@ -141,6 +185,7 @@ def from_graph(graph: Graph) -> GraphArrays:
         statements=np.fromiter((-1 if m is None else ids[m] for _, _, _, m in edges), dtype="<i4", count=count),
         flags=flags,
         expressions=ColumnExpressions.of((ids[c], ids[m], text) for (m, c), text in graph.expressions.items()),
+        sql=StatementTexts.of((ids[made], text, dialect) for made, (text, dialect) in graph.sql.items()),
     )
 
 
@@ -162,7 +207,8 @@ def to_graph(arrays: GraphArrays) -> Graph:
         edges[key] = packed >> TYPE_BITS
     flags = {names[node]: bits for node, bits in enumerate(arrays.flags.tolist()) if bits}
     expressions = {(names[made], names[column]): text for column, made, text in arrays.expressions.rows()}
-    return Graph(kinds, containers, provenance, edges, flags, expressions)
+    sql = {names[made]: (text, dialect) for made, text, dialect in arrays.sql.rows()}
+    return Graph(kinds, containers, provenance, edges, flags, expressions, sql)
 
 
 def from_store(store: Store) -> GraphArrays:
@@ -180,6 +226,7 @@ def from_store(store: Store) -> GraphArrays:
         statements=store.numpy_array("fwd_statement").copy(),
         flags=store.numpy_array("node_flags").copy(),
         expressions=stored_expressions(store),
+        sql=stored_statement_texts(store),
     )
 
 
@@ -189,6 +236,16 @@ def stored_expressions(store: Store) -> ColumnExpressions:
         store.numpy_array("expr_column").copy(),
         store.numpy_array("expr_statement").copy(),
         _strings(store, "expr_offsets", "expr_text"),
+    )
+
+
+def stored_statement_texts(store: Store) -> StatementTexts:
+    """Every statement text of an open store, with its dialect."""
+    return StatementTexts(
+        store.numpy_array("sql_statement").copy(),
+        store.numpy_array("sql_dialect").copy(),
+        store.sql_dialects,
+        _strings(store, "sql_offsets", "sql_text"),
     )
 
 
@@ -217,6 +274,7 @@ def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
     flags = np.zeros(len(names), dtype="u1")
     remapped = []
     expressions: list[tuple[int, int, str]] = []
+    texts: list[tuple[int, str, str]] = []
     for part in (first, second):
         ids = np.fromiter((index[n] for n in part.names), dtype=np.int64, count=part.node_count)
         kinds[ids] = np.maximum(kinds[ids], part.kinds)  # VIEW (2) beats TABLE (1)
@@ -229,6 +287,7 @@ def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
         statements = np.where(part.statements >= 0, ids[np.maximum(part.statements, 0)], -1)
         remapped.append((ids[part.sources], ids[part.targets], part.attributes, statements))
         expressions += ((int(ids[c]), int(ids[m]), text) for c, m, text in part.expressions.rows())
+        texts += ((int(ids[made]), text, dialect) for made, text, dialect in part.sql.rows())
     sources, targets, attributes, statements = (np.concatenate(parts) for parts in zip(*remapped, strict=True))
     sources, targets, attributes, statements = dedupe_edges(sources, targets, attributes, statements)
     return GraphArrays(
@@ -244,6 +303,7 @@ def merge(first: GraphArrays, second: GraphArrays) -> GraphArrays:
         statements,
         flags,
         ColumnExpressions.of(expressions),
+        StatementTexts.of(texts),
     )
 
 

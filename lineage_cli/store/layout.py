@@ -14,7 +14,7 @@ from lineage_cli.errors import StoreError
 from lineage_cli.model import EdgeType
 
 MAGIC = b"LINEAGE\x00"
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 ALIGNMENT = 8
 
 # magic, version, header size, node count, edge count, section count, body crc32, file size
@@ -29,6 +29,7 @@ SECTIONS = (
     "node_kind", "node_role", "name_offsets", "names", "node_container", "node_file", "node_line", "node_flags",
     "file_offsets", "files", "meta",
     "expr_column", "expr_statement", "expr_offsets", "expr_text",
+    "sql_statement", "sql_dialect", "sql_dialects", "sql_offsets", "sql_text",
     "fwd_offsets", "fwd_split", "fwd_node", "fwd_attr", "fwd_statement",
     "bwd_offsets", "bwd_split", "bwd_node", "bwd_attr",
 )  # fmt: skip

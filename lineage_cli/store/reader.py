@@ -225,6 +225,36 @@ class Store:
         file = str(files[file_offsets[file_index] : file_offsets[file_index + 1]], "utf-8")
         return file, node_line[node]
 
+    def sql(self, node: int) -> tuple[str, str] | None:
+        """The SQL text of the statement the transformation ``node`` came from and its dialect; None for a node
+        without one (another producer's import, or any other kind).  The rows are sorted by transformation."""
+        rows = self.array("sql_statement")
+        row = bisect_left(rows, node)
+        if row == len(rows) or rows[row] != node:
+            return None
+        offsets, at = self.array("sql_offsets"), self._section("sql_text").offset
+        text = self._map[at + offsets[row] : at + offsets[row + 1]].decode("utf-8")
+        dialects = self.sql_dialects
+        dialect = self.array("sql_dialect")[row]
+        if dialect >= len(dialects):
+            raise StoreError(
+                f"{self._path}: damaged store (a statement's dialect is unknown); re-harvest to rebuild it"
+            )
+        return text, dialects[dialect]
+
+    @cached_property
+    def sql_dialects(self) -> list[str]:
+        """The names the statement texts' dialect indexes point to (a JSON list)."""
+        import json
+
+        try:
+            names = json.loads(bytes(self.array("sql_dialects")))
+        except ValueError:
+            names = None
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise StoreError(f"{self._path}: damaged store (its statements' dialects); re-harvest to rebuild it")
+        return names
+
     def expressions(self, columns: Iterable[int]) -> dict[int, tuple[tuple[str, str], ...]]:
         """The SQL expressions ``columns`` are written with: for each column that has any, (the name of the statement
         writing it, the text) pairs in the order of the statements' files and lines.  The rows are sorted by column:

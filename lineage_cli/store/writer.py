@@ -4,7 +4,8 @@ Node ids are the ranks of the node names in sorted order, so the name index is t
 node table itself (binary search, no extra section).  Edges become CSR adjacency in
 both directions, 16 bytes per edge: neighbour and packed type+subtypes each way, and the
 statement that made the edge once, forward (the SQL expression a statement writes a column with is no
-edge's: it is a row of its own, column and statement, beside the provenance).  Each node's slice holds
+edge's: it is a row of its own, column and statement, beside the provenance; so is a statement's text, by
+transformation).  Each node's slice holds
 its table-level edges (READ, WRITE, FLOW) first, then the others, each group by type, neighbour and statement; a
 per-node count (``*_split``, an i4 per node and direction) says where the groups meet.
 Sections are built and written one at a time, so a write holds the graph and one section, not the
@@ -101,6 +102,10 @@ def _sections(graph: GraphArrays, meta: dict[str, object]) -> Iterator[tuple[str
     yield "expr_column", expressions.columns.astype("<i4")
     yield "expr_statement", expressions.statements.astype("<i4")
     yield from zip(("expr_offsets", "expr_text"), _string_table(expressions.texts), strict=True)
+    yield "sql_statement", graph.sql.statements.astype("<i4")
+    yield "sql_dialect", graph.sql.dialects.astype("u1")
+    yield "sql_dialects", np.frombuffer(json.dumps(graph.sql.names).encode(), dtype="u1")
+    yield from zip(("sql_offsets", "sql_text"), _string_table(graph.sql.texts), strict=True)
     src, dst, nodes = graph.sources, graph.targets, graph.node_count
     rank = _slice_ranks(graph.attributes)
     yield from _csr("fwd", src, dst, rank, graph, nodes, with_statements=True)

@@ -3,10 +3,11 @@ the viewer needs to expand and collapse it.
 
 The answer is the union of ``lineage up`` and ``lineage down`` under the same options (``merged``: direction
 ``both``; a node found both ways keeps its nearer depth).  To it come the containment the viewer opens and
-closes (``with_containment``): each table or view of the answer with its columns (``contains`` edges) and the
-column edges between those columns (and from them onto the answer's datasets: the predicates), and each column
-of the answer with its table.  The viewer re-walks this graph when a node is clicked, so what it shows around
-any node is what the store holds within the answer.  ``containers`` names the groups each node folds into.
+closes (``with_containment``): each table or view of the answer with its columns (``contains`` edges; each
+column with its SQL expressions, as an answer's columns have them) and the column edges between those columns
+(and from them onto the answer's datasets: the predicates), and each column of the answer with its table.  The
+viewer re-walks this graph when a node is clicked, so what it shows around any node is what the store holds
+within the answer.  ``containers`` names the groups each node folds into.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def with_containment(store: Store, result: LineageResult) -> LineageResult:
             added.setdefault(table, depth[name])
     members = set(known.values()) | set(added)
     new = sorted(set(added) - set(known.values()))
+    expressions = store.expressions([n for n in new if store.kind(n) is NodeKind.COLUMN])
     nodes = list(result.nodes) + [
-        ResultNode(store.name(n), store.kind(n).label, added[n], role=role)
+        ResultNode(store.name(n), store.kind(n).label, added[n], role=role, expressions=expressions.get(n, ()))
         for n, role in zip(new, node_roles(store, new), strict=True)
     ]
     edges = dict.fromkeys(result.edges)

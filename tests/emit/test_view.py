@@ -134,3 +134,23 @@ def test_direction_walks_one_way_only(warehouse_store: Path) -> None:
     tables = {n["name"] for n in document["nodes"] if n["kind"] == "table"}
     assert document["direction"] == "down"
     assert tables == {n.name for n in store.down("dwh.fct_sales", 1).nodes}
+
+
+def test_the_columns_a_table_brings_carry_their_expressions_as_an_answers_columns_do(warehouse_store: Path) -> None:
+    store = LineageStore(warehouse_store)
+    answered = {n.name for n in store.up("mart.sales_daily").nodes + store.down("mart.sales_daily").nodes}
+    result = around(store, ["mart.sales_daily"])
+    added = [n for n in result.nodes if n.kind == "column" and n.name not in answered]
+    ids = [store.find(n.name) for n in added]
+    expected = store.expressions(ids)
+    assert [n.expressions for n in added] == [expected.get(node, ()) for node in ids]
+    assert sum(bool(n.expressions) for n in added) >= 5  # (the warehouse's marts compute most of their columns)
+    revenue = next(n for n in added if n.name == "mart.sales_daily.revenue_usd")
+    ((statement, text),) = revenue.expressions
+    assert statement.endswith("mart/sales_daily.sql:4") and text == "SUM(u.revenue_usd)"
+    page = embedded(run("mart.sales_daily", "--store", str(warehouse_store), "--no-open").output)
+    shown = {node["name"]: node for node in page["nodes"]}
+    assert shown["mart.sales_daily.revenue_usd"]["expression"] == text  # what the page shows on hover
+    several = [n for n in added if len(n.expressions) > 1]
+    for node in several:  # a column several statements write: the first's, and all of them, as the JSON has it
+        assert shown[node.name]["expressions"] == [{"statement": s, "expression": e} for s, e in node.expressions]

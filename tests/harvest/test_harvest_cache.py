@@ -82,6 +82,7 @@ def facts(result: Harvest) -> tuple:
         graph.containers,
         graph.provenance,
         graph.edges,
+        graph.sql,
     )
 
 
@@ -272,6 +273,16 @@ def _first_expressions(value: object) -> Callable[[Any], Any]:
     return change
 
 
+def _first_sql(value: object) -> Callable[[Any], Any]:
+    """The SQL text of the first statement."""
+
+    def change(entry: Any) -> Any:
+        entry["lineage"][0][7] = value
+        return entry
+
+    return change
+
+
 UNIT_DAMAGE = {
     "bad JSON": _damage_one_unit(lambda entry: "{not json"),
     "nested too deep": _damage_one_unit(lambda entry: "[" * 100_000),
@@ -282,6 +293,8 @@ UNIT_DAMAGE = {
     "a line past the store's": _damage_one_unit(_first_statement_line(2**40)),
     "expressions as a list": _damage_one_unit(_first_expressions(["x.t.c", "a + b"])),
     "an expression as a number": _damage_one_unit(_first_expressions({"x.t.c": 1})),
+    "a statement's text as a number": _damage_one_unit(_first_sql(1)),
+    "a statement's text past the bound": _damage_one_unit(_first_sql("x" * 70_000)),
     "a catalog of another shape": _damage_one_unit(_set("learned", {"layers": "x", "partitions": {}})),
     "a field more": _damage_one_unit(_set("extra", 1)),
     "a line without a key": lambda text: text.replace(b"\n", b"\nnot-a-key ", 1),
@@ -335,6 +348,17 @@ def _expression_of_no_node(data: Any) -> Any:
     return {**data, "expressions": [base64.b64encode(beyond.tobytes()).decode(), statements, texts]}
 
 
+def _statement_texts_reversed(data: Any) -> Any:
+    """The statement text rows out of their node order: the reader's binary search needs it."""
+    statements, dialects, names, texts = data["sql"]
+    return {**data, "sql": [_reversed_array(statements), dialects, names, texts[::-1]]}
+
+
+def _statement_text_of_no_dialect(data: Any) -> Any:
+    statements, dialects, names, texts = data["sql"]
+    return {**data, "sql": [statements, dialects, [], texts]}
+
+
 FILE_DAMAGE = {
     "a truncated units file": ("units", _on_disk(lambda data: data[: len(data) // 2])),
     "a units file of another format": (
@@ -352,6 +376,8 @@ FILE_DAMAGE = {
         "graph",
         _in_data(lambda data: {**data, "expressions": [*data["expressions"][:2], [1] * len(data["expressions"][2])]}),
     ),
+    "a graph's statement texts out of order": ("graph", _in_data(_statement_texts_reversed)),
+    "a graph's statement text of no dialect": ("graph", _in_data(_statement_text_of_no_dialect)),
 }
 
 

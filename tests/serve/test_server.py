@@ -192,6 +192,8 @@ def test_node_gives_kind_role_container_provenance_and_degrees(served, store) ->
     _, _, body = served.get("/api/node", name=statement)  # any kind, by its exact name
     found = json.loads(body)
     assert found["kind"] == "transformation" and f"{found['file']}:{found['line']}" == statement
+    assert found["sql"] == dict(zip(("query", "dialect"), store.sql(store.names().index(statement)), strict=True))
+    assert found["sql"]["query"].startswith("INSERT") and "sql" not in table  # a statement's text; a table has none
     _, _, body = served.get("/api/node", name="stg.pos_sales")
     assert json.loads(body)["role"] == "source"
     status, _, body = served.get("/api/node", name="stg.%")

@@ -42,6 +42,10 @@ def small_graph() -> Graph:
     graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.FILTER.bit, step)
     graph.add_edge("stg.orders.id", "rpt.v_orders", EdgeType.PREDICATE, Subtype.JOIN.bit, step)
     graph.expressions[(step, "rpt.v_orders.id")] = "o.id"  # so that the byte-level tests cover its sections
+    graph.sql[step] = (
+        "CREATE VIEW rpt.v_orders AS SELECT o.id FROM stg.orders o WHERE o.id > 0",
+        "hive",
+    )  # (and these)
     return graph
 
 
@@ -385,6 +389,25 @@ def test_the_packed_csr_sort_writes_what_the_argsort_writes(tmp_path, warehouse_
     monkeypatch.setattr(writer, "_FLAG_BITS", 64)  # too wide: the argsort
     write_store(graph, tmp_path / "sorted.lin", {})
     assert (tmp_path / "packed.lin").read_bytes() == (tmp_path / "sorted.lin").read_bytes()
+
+
+def test_a_statements_text_and_dialect_round_trip_and_a_damaged_dialect_list_is_a_store_error(
+    store_file, tmp_path, monkeypatch
+) -> None:
+    from lineage_cli.store import reader
+
+    store = open_store(store_file)
+    step = store.find("etl/v.sql:4")
+    assert store.sql(step) == small_graph().sql["etl/v.sql:4"]
+    assert store.sql(store.find("rpt.v_orders")) is None
+    section = store.header.sections["sql_dialects"]
+    data = bytearray(store_file.read_bytes())
+    data[section.offset : section.offset + section.nbytes] = b"{" + b" " * (section.nbytes - 1)  # no JSON list
+    damaged = tmp_path / "damaged.lin"
+    damaged.write_bytes(bytes(data))
+    monkeypatch.setattr(reader, "VERIFY_ON_OPEN_BYTES", 0)  # as for a big store: the checksum is not read on open
+    with pytest.raises(StoreError, match=r"damaged\.lin: damaged store \(its statements' dialects\)"):
+        open_store(damaged).sql(step)
 
 
 def test_a_name_table_reads_as_the_list_of_its_names() -> None:

@@ -255,6 +255,13 @@ def test_hover_shows_a_columns_expression_when_the_answer_has_it(page, tmp_path)
     page.mouse.move(column["x"], column["y"])
     tip = page.locator("#tip").inner_text()
     assert expression in tip and "AGGREGATION" in tip and "column" in tip
+    several = [{"statement": "a.sql:3", "expression": expression}, {"statement": "b.sql:9", "expression": "0"}]
+    document["nodes"][1] |= {"expressions": several}  # two statements write it: each one's, on its own line
+    path.write_text(view_html(document), encoding="utf-8")
+    column = drawn(open_view(page, path))["mart.s.revenue"]
+    page.mouse.move(column["x"], column["y"])
+    tip = page.locator("#tip").inner_text()
+    assert f"a.sql:3: {expression}\nb.sql:9: 0" in tip
 
 
 def test_rows_widen_an_edge_and_frequency_dashes_it_with_a_legend(page, manifest_store, tmp_path) -> None:

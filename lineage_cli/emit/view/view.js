@@ -597,8 +597,17 @@
     return rows([
       ["name", esc(n.name)], ["kind", esc(n.kind)], ["role", n.role && esc(n.role)], ["subtype", esc(subtypes)],
       ["file", n.file ? esc(n.file + (n.line ? ":" + n.line : "")) : null], ["members", members],
-      ["expression", typeof n.expression === "string" ? `<pre>${esc(n.expression)}</pre>` : null],
+      ["expression", expressionNote(n)],
     ]);
+  }
+
+  // A column's expression: the one statement's, or a line per statement (`statement: expression`) when several
+  // write it, as the pictures' notes have it (ResultNode.expression_note).
+  function expressionNote(n) {
+    if (Array.isArray(n.expressions) && n.expressions.length > 1) {
+      return `<pre>${esc(n.expressions.map((x) => `${x.statement}: ${x.expression}`).join("\n"))}</pre>`;
+    }
+    return typeof n.expression === "string" ? `<pre>${esc(n.expression)}</pre>` : null;
   }
 
   function edgeTip(e) {

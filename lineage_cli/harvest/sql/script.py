@@ -40,7 +40,7 @@ from lineage_cli.harvest.sql.statements import (
 from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.params import default_name
 from lineage_cli.harvest.templates.placeholders import Rendered, render
-from lineage_cli.model import Issue
+from lineage_cli.model import Issue, bounded_sql
 from lineage_cli.profiles import DialectProfile, load_profile
 
 _DIALECT_DIRECTIVE = re.compile(r"^\s*--\s*dialect\s*:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
@@ -98,8 +98,9 @@ def analyze_script(
         if parsed.error is not None:
             _recover(parsed, file, ctx, script)
         elif parsed.expression is not None:
+            text = bounded_sql(parsed.text)  # (a block's statements share its text: their own spans are not known)
             for statement, line in nested_statements(parsed.expression, parsed.line):
-                _analyze_one(statement, line, file, ctx, script, catalog)
+                _analyze_one(statement, line, file, ctx, script, catalog, text)
     return script
 
 
@@ -108,7 +109,7 @@ def _recover(parsed: ParsedStatement, file: str, ctx: Context, script: ScriptAna
     lineage = recover(parsed.tokens or [], ctx)
     message = parsed.error or ""
     if lineage is not None:
-        lineage.line = parsed.line
+        lineage.line, lineage.sql, lineage.dialect = parsed.line, bounded_sql(parsed.text), ctx.profile.name
         script.lineage.append(lineage)
         message += f"; {APPROXIMATE_NOTE}"
     script.issues.append(Issue(file, parsed.error_line or parsed.line, message, parsed.error_col))
@@ -266,6 +267,7 @@ def _map_back(
         )
         statement.target_columns = [restore(column) for column in statement.target_columns]
         statement.expressions = {restore(column): restore(text) for column, text in statement.expressions.items()}
+        statement.sql = bounded_sql(restore(statement.sql))
     script.issues = [
         Issue(i.file, rendered.source_line(i.line), restore(i.message), i.col, i.level)
         for i in script.issues
@@ -292,6 +294,7 @@ def _analyze_one(
     ctx: Context,
     script: ScriptAnalysis,
     catalog: SchemaCatalog | None = None,
+    text: str = "",
 ) -> None:
     try:
         lineage = analyze_statement(expression, ctx)
@@ -302,7 +305,7 @@ def _analyze_one(
         script.issues.append(Issue(file, line, _failure(error, "statement", "this statement")))
         return
     if lineage is not None:
-        lineage.line = line
+        lineage.line, lineage.sql, lineage.dialect = line, text, ctx.profile.name
         script.lineage.append(lineage)
     elif (message := unanalysed(expression)) is not None:
         script.issues.append(Issue(file, line, message, level="warning"))

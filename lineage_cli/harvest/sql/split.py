@@ -58,6 +58,16 @@ class ParsedStatement:
     error_line: int | None = None
     error_col: int | None = None
     tokens: list[Token] | None = None  # a statement whose parse failed: its tokens, to read its tables from
+    # the text the statement was cut from and where in it the statement is, from its first token to its last
+    source: str = ""
+    span: tuple[int, int] = (0, 0)
+
+    @property
+    def text(self) -> str:
+        """The statement as the splitter read it (sliced when asked: a T-SQL batch is parsed again as it is cut,
+        and each try at its rest must not copy the rest)."""
+        return self.source[self.span[0] : self.span[1]]
+
     # the names a routine whose body (a string) holds the statement gives it: its parameters; None outside
     routine_parameters: frozenset[str] | None = None
 
@@ -625,7 +635,7 @@ def _start_col(token: Token) -> int:
 
 
 def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) -> ParsedStatement:
-    statement = ParsedStatement(line=chunk[0].line)
+    statement = ParsedStatement(line=chunk[0].line, source=sql, span=_span(chunk))
     statement.error = _over_limits(chunk, limits)
     if statement.error is not None:
         return statement
@@ -650,6 +660,20 @@ def _parse_chunk(chunk: list[Token], sql: str, engine: Dialect, limits: Limits) 
     if declaration and (cursor or _next_line_statement(chunk) is None):  # (else T-SQL left out a `;`)
         return _declared(chunk[0].line, chunk[1:])  # plpgsql's DECLARE section, kept as a Command
     return statement
+
+
+def _span(chunk: list[Token]) -> tuple[int, int]:
+    """Where in its text ``chunk`` is, from its first token's first character to past its last token's last (a
+    token's ``end`` is inclusive).  A token a rewrite made may stand elsewhere: then the chunk's widest span.
+
+    >>> sql = "SELECT 1;\\n  INSERT INTO t\\n  SELECT 2 ; "
+    >>> [sql[slice(*_span(chunk))] for chunk in _split_tokens(Dialect.get_or_raise("").tokenize(sql))]
+    ['SELECT 1', 'INSERT INTO t\\n  SELECT 2']
+    """
+    start, end = chunk[0].start, chunk[-1].end
+    if start > end:
+        start, end = min(token.start for token in chunk), max(token.end for token in chunk)
+    return start, end + 1
 
 
 def _declared(line: int, declaration: list[Token]) -> ParsedStatement:

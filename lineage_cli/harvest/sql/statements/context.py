@@ -43,6 +43,8 @@ class StatementLineage:
     target_columns: list[str] = field(default_factory=list)  # ... and the columns it writes, sources or not
     expressions: dict[str, str] = field(default_factory=dict)  # ... and what each is written as (its SQL text)
     reads: list[str] = field(default_factory=list)  # what a query without writes reads
+    sql: str = ""  # set by the script analysis: the statement's text, first token to last (``model.bounded_sql``)
+    dialect: str = ""  # ... and the name of the dialect profile it was read in
     # read from the tokens of a statement sqlglot could not parse (``approximate.py``): tables only, maybe not all
     approximate: bool = False
 
