@@ -35,7 +35,7 @@ from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, Unit, pairs, p
 from lineage_cli.harvest.inputs.sql_text import SqlText, read_sql_file
 from lineage_cli.harvest.outcome import FileOutcome, StatementRecord, WriteRecord
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.shards import merge, shards_of
+from lineage_cli.harvest.shards import ShardFiles, merge, shards_of
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
 
@@ -113,9 +113,11 @@ def harvest_plan(
     cache_dir: Path | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
     analyse: Analyse | None = None,
+    shard_files: ShardFiles | None = None,
 ) -> Harvest:
     """Analyse a plan's units and assemble the graph, in unit order whatever the number of ``jobs``, or however
-    ``analyse`` runs them: each unit's analysis is a shard, and the graph their merge (``shards.py``).
+    ``analyse`` runs them: each unit's analysis is a shard, and the graph their merge (``shards.py``), of the
+    ``shard_files`` written and read back when given (a harvest that writes shards is never recalled whole).
 
     With a ``cache_dir``, a harvest whose inputs are all unchanged is recalled whole (``cache.py``): no
     unit is analysed then, so ``on_file`` is not called.
@@ -126,9 +128,10 @@ def harvest_plan(
     memo = HarvestMemo(cache, plan, digests)
 
     def assemble(report: Callable[[FileOutcome], None] | None = None) -> Harvest:
-        return merge(shards_of(plan, harvest_units(plan.units, digests, plan.schema, jobs, cache, report, analyse)))
+        outcomes = harvest_units(plan.units, digests, plan.schema, jobs, cache, report, analyse)
+        return merge(shard_files.round_trip(plan, outcomes) if shard_files else shards_of(plan, outcomes))
 
-    result = memo.recall(rebuild=lambda: assemble().graph)
+    result = memo.recall(rebuild=lambda: assemble().graph) if shard_files is None else None
     if result is None:
         result = assemble(on_file)
         result.cache_hits = cache.hits

@@ -41,6 +41,7 @@ from lineage_cli.harvest.outcome import (
     outcome_from_data,
 )
 from lineage_cli.model import Issue, Provenance
+from lineage_cli.profiles import DialectProfile
 
 SHARD_FORMAT = 1
 _FACT_TYPES = (str, int, float, bool, type(None))  # a step's facts: what a manifest entry says (rows, frequency, ...)
@@ -75,6 +76,11 @@ class PlanShard:
 class Shard:
     plan: PlanShard | None = None
     units: list[UnitShard] = field(default_factory=list)
+
+
+def store_settings(profile: DialectProfile, default_schema: str | None) -> dict[str, Any]:
+    """What a store's meta says of how it was harvested, as a plan's shard carries it to ``lineage merge``."""
+    return {"dialect": profile.name, "default_schema": default_schema or profile.default_schema}
 
 
 def shards_of(plan: Plan, outcomes: Sequence[FileOutcome], size: int | None = None) -> list[Shard]:
@@ -132,6 +138,37 @@ def _one_harvest(shards: list[Shard]) -> tuple[PlanShard, list[UnitShard]]:
         problem = f"units {twice[:5]} are in two shards" if twice else f"units {missing[:5]} are in no shard"
         raise ShardError(f"the shards do not make the harvest of {plan.units} units: {problem}")
     return plan, units
+
+
+@dataclass(frozen=True, slots=True)
+class ShardFiles:
+    """Where a harvest writes its shards, ``size`` units a file, with the store's ``meta`` settings in the first."""
+
+    directory: Path
+    meta: dict[str, Any] = field(default_factory=dict)
+    size: int = 256
+
+    def round_trip(self, plan: Plan, outcomes: Sequence[FileOutcome]) -> list[Shard]:
+        """The plan's shards written to files, and read back: what ``lineage merge`` of those files merges."""
+        shards = shards_of(plan, outcomes, self.size)
+        if shards[0].plan is not None:
+            shards[0].plan.meta = dict(self.meta)
+        return [read_shard(path) for path in self.write(shards)]
+
+    def write(self, shards: Sequence[Shard]) -> list[Path]:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for stale in self.directory.glob("shard-*.jsonl.gz"):  # a harvest's shards are merged as a whole
+                stale.unlink()
+        except OSError as error:
+            raise ShardError(f"cannot write shards to {self.directory}: {error.strerror or error}") from None
+        paths = [self.directory / f"shard-{number:05d}.jsonl.gz" for number in range(len(shards))]
+        for shard, path in zip(shards, paths, strict=True):
+            try:
+                write_shard(shard, path)
+            except OSError as error:
+                raise ShardError(f"cannot write the shard {path}: {error.strerror or error}") from None
+        return paths
 
 
 def write_shard(shard: Shard, path: Path) -> None:
