@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_STORE := .lineage/demo.lin
+# The package's extras installed into the venv: `make test EXTRAS=test,dev,spark` adds pyspark for tests/spark
+# (.ci/run does), which skip, saying why, without it.
+EXTRAS ?= test,dev
 
 .PHONY: demo test bench lint install clean
 
@@ -12,7 +15,7 @@ $(BIN)/python:
 
 # The stamp is rebuilt when pyproject.toml changes, so a new dependency is picked up by the next make.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@
 
 install: $(VENV)/.installed
