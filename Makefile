@@ -52,7 +52,8 @@ test: install
 # table answer with and without a walkplan on that graph (bench/plans.py), then `lineage serve` answering that
 # graph's deep queries over loopback (bench/serve.py), then a harvest of a generated query log of a million
 # rows: rows/s and peak RSS (bench/querylog.py: about a minute; its log is cached in bench-out/), and
-# OpenLineage events pushed a second to a local consumer (bench/push.py).
+# OpenLineage events pushed a second to a local consumer (bench/push.py), and the harvest on a local Spark against
+# the local one (bench/spark.py: about 2 minutes; skipped without pyspark).
 bench: install
 	$(BIN)/python bench/harvest.py
 	$(BIN)/python bench/run.py
@@ -61,6 +62,7 @@ bench: install
 	$(BIN)/python bench/serve.py $(BENCH_ARGS)
 	$(BIN)/python bench/querylog.py
 	$(BIN)/python bench/push.py
+	$(BIN)/python bench/spark.py
 
 lint: install
 	$(BIN)/ruff check .

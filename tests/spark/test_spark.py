@@ -64,3 +64,20 @@ def test_lineage_harvest_engine_spark_writes_the_local_store_byte_for_byte(wareh
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("harvested ")
     assert (tmp_path / "spark.lin").read_bytes() == (tmp_path / "local.lin").read_bytes()
+
+
+def test_the_spark_bench_times_each_way_and_finds_the_stores_alike(tmp_path: Path) -> None:
+    """bench/spark.py, as `make bench` runs it, on a small warehouse: in a process of its own (it starts and stops
+    its own sessions)."""
+    probe = (
+        "import sys\nsys.path[:0] = [sys.argv[1]]\nimport harvest, processes, spark\n"
+        "harvest.OUT = processes.OUT = spark.OUT = __import__('pathlib').Path(sys.argv[2])\n"
+        "sys.argv = ['spark.py', '--tables', '20', '--runs', '1']\nspark.main()\n"
+    )
+    generate_warehouse(tmp_path / "wh_hive_20", "--tables", "20", "--dialect", "hive")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    run = subprocess.run(
+        [sys.executable, "-c", probe, str(REPO / "bench"), str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count(" s  (") == 4 and "the Spark store is the local one, byte for byte" in run.stdout
