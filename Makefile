@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_STORE := .lineage/demo.lin
-# The package's extras installed into the venv: `make test EXTRAS=test,dev,spark` adds pyspark for tests/spark
-# (.ci/run does), which skip, saying why, without it.
+# The package's extras installed into the venv: `make install EXTRAS=test,dev,spark` adds pyspark for tests/spark
+# (.ci/run does, before `make test`), which skip, saying why, without it.
 EXTRAS ?= test,dev
 
 .PHONY: demo test bench lint install clean
