@@ -13,8 +13,10 @@ in phases whose results do not depend on the number of workers:
 
 Each phase's result for a unit is cached (``cache.py``) under a key of everything it depends on
 (its text, its options -- variables, defaults, dialect --, the schema it saw, the tool version),
-so changing one file re-parses that file.  The graph is then assembled in unit order, in this
-process: statements, then what the manifest says about each step (``flows.py``), dbt's datasets,
+so changing one file re-parses that file.  A unit's analysis is a pure function of the unit and the phase's
+schema snapshot (``analyze_unit``), so a phase may run anywhere: ``analyse`` runs it on a cluster
+(``lineage_cli.spark``).  The graph is then the merge of the units' shards (``shards.py``), in unit order, in
+this process: statements, then what the manifest says about each step (``flows.py``), dbt's datasets,
 DEFAULT links.  When no input changed at all, the last harvest is recalled whole instead.
 """
 
