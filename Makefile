@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_STORE := .lineage/demo.lin
+# The package's extras installed into the venv: `make install EXTRAS=test,dev,spark` adds pyspark for tests/spark
+# (.ci/run does, before `make test`), which skip, saying why, without it.
+EXTRAS ?= test,dev
 
 .PHONY: demo test bench lint install clean
 
@@ -12,7 +15,7 @@ $(BIN)/python:
 
 # The stamp is rebuilt when pyproject.toml changes, so a new dependency is picked up by the next make.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -49,7 +52,8 @@ test: install
 # table answer with and without a walkplan on that graph (bench/plans.py), then `lineage serve` answering that
 # graph's deep queries over loopback (bench/serve.py), then a harvest of a generated query log of a million
 # rows: rows/s and peak RSS (bench/querylog.py: about a minute; its log is cached in bench-out/), and
-# OpenLineage events pushed a second to a local consumer (bench/push.py).
+# OpenLineage events pushed a second to a local consumer (bench/push.py), and the harvest on a local Spark against
+# the local one (bench/spark.py: about 2 minutes; skipped without pyspark).
 bench: install
 	$(BIN)/python bench/harvest.py
 	$(BIN)/python bench/run.py
@@ -58,6 +62,7 @@ bench: install
 	$(BIN)/python bench/serve.py $(BENCH_ARGS)
 	$(BIN)/python bench/querylog.py
 	$(BIN)/python bench/push.py
+	$(BIN)/python bench/spark.py
 
 lint: install
 	$(BIN)/ruff check .

@@ -209,6 +209,25 @@ def cli() -> None:
     "-j", "--jobs", type=click.IntRange(min=1), help="Worker processes, at most the CPUs [default: all of them]."
 )
 @click.option("--no-cache", is_flag=True, help="Parse every file again instead of reusing unchanged results.")
+@click.option(
+    "--shards",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Also write the harvest's shards to DIR (shard-*.jsonl.gz, replacing those there): `lineage merge` builds"
+    " the same store from them.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="Where the units are analysed: this machine's processes, or a PySpark job (needs lineage-cli[spark]).",
+)
+@click.option(
+    "--master",
+    metavar="URL",
+    help="With --engine spark: the Spark master (local[2], spark://host:7077, yarn) [default: spark-submit's].",
+)
 @no_wait_option
 @click.option("--tables-only", is_flag=True, help="Table lineage only: skip the column analysis.")
 @click.option("--strict", is_flag=True, help="Exit 1 if any statement could not be harvested.")
@@ -231,6 +250,9 @@ def harvest(
     store: str,
     jobs: int | None,
     no_cache: bool,
+    shards: str | None,
+    engine: str,
+    master: str | None,
     no_wait: bool,
     tables_only: bool,
     strict: bool,
@@ -249,6 +271,7 @@ def harvest(
     (Jinja, ${hivevar:x}, #x#); a placeholder without a value stays in the table name.
     --query-log adds what a warehouse ran: each query with its row's database and schema,
     failed ones skipped, identical statements once with their runs (file:line is the row).
+    --engine spark analyses the units as a PySpark job and merges its shards.
 
     \b
     Example:
@@ -257,11 +280,14 @@ def harvest(
       lineage harvest --manifest flows/manifest.yaml --vars flows/vars.yaml
       lineage harvest --dbt jaffle_shop/
       lineage harvest --query-log query_history.csv --log-format snowflake
+      lineage harvest warehouse/sql --engine spark --master 'local[2]'
     """
     from lineage_cli.commands.harvest import run_harvest
 
     if not (paths or manifest_file or dbt_path or query_logs):
         raise click.UsageError("give PATHS, --manifest, --dbt or --query-log")
+    if master is not None and engine != "spark":
+        raise click.UsageError("--master goes with --engine spark")
     if bool(query_logs) != bool(log_format):
         raise click.UsageError("--query-log and --log-format go together")
     code = run_harvest(
@@ -286,8 +312,31 @@ def harvest(
         encoding=encoding,
         allow_empty=allow_empty,
         wait=not no_wait,
+        shards=shards,
+        engine=engine,
+        master=master,
     )
     sys.exit(code)
+
+
+@cli.command()
+@click.argument("shards", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@store_option
+@no_wait_option
+def merge(shards: tuple[str, ...], store: str, no_wait: bool) -> None:
+    """Build one store from a harvest's shards (`lineage harvest --shards DIR`, a Spark job's, or your own).
+
+    SHARDS are shard files (JSON lines, docs/shards.md): every shard of one harvest, in any order.  The store
+    is the one the harvest itself writes, byte for byte, when it ran without a cache.
+
+    \b
+    Example:
+      lineage harvest warehouse/sql --shards shards/ --no-cache
+      lineage merge shards/shard-*.jsonl.gz --store merged.lin
+    """
+    from lineage_cli.commands.merge import run_merge
+
+    sys.exit(run_merge(shards, store, wait=not no_wait))
 
 
 @cli.command()

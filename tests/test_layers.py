@@ -18,7 +18,7 @@ LAYERS = [
     {"store"},
     {"harvest", "imports", "walk"},
     {"emit"},
-    {"check", "serve"},
+    {"check", "serve", "spark"},
     {"commands"},
     {"cli"},
     {"__main__"},

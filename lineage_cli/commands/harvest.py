@@ -31,6 +31,7 @@ from lineage_cli.harvest.batch import FileOutcome, harvest_plan, usable_cpus
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, pairs, plan_harvest
 from lineage_cli.harvest.inputs.querylog.collect import LogCounts, add_query_logs, log_dialect
 from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.shards import ShardFiles, store_settings
 from lineage_cli.harvest.templates.placeholders import VarsError, read_vars_file
 from lineage_cli.model import Issue
 from lineage_cli.profiles import DialectProfile, load_profile
@@ -103,6 +104,9 @@ def run_harvest(
     encoding: str | None = None,
     allow_empty: bool = False,
     wait: bool = True,
+    shards: str | None = None,
+    engine: str = "local",
+    master: str | None = None,
 ) -> int:
     console = plain_console(stderr=True)
     quiet_sqlglot()
@@ -123,20 +127,25 @@ def run_harvest(
         read = (plan, query_logs, log_format, options, readers, log_databases)
         logs = _read_logs(*read, progress=progress) if log_format else None
         if not (plan.units or plan.bare_steps or plan.datasets or allow_empty):
-            _report(console, plan.issues, quiet=False)  # why: a folder that cannot be listed, a bad manifest entry
+            report_issues(console, plan.issues, quiet=False)  # why: an unlistable folder, a bad manifest entry
             _report_error(console, _nothing_found(paths, manifest_file, dbt_path, query_logs))
             return 2  # before the store is written: the last harvest's store stays as it is
         if jobs is not None and jobs > cpus and not quiet:
             note = f"note: --jobs {jobs} capped at {cpus}, the CPUs this process may use"
             console.print(note, markup=False, soft_wrap=True)
+        described = _settings(profile, default_schema, manifest)
         settings = {
             "jobs": jobs or cpus,  # the pool caps it at cpus
             "cache_dir": Path(store).with_name(Path(store).name + ".cache") if use_cache else None,
+            "shard_files": ShardFiles(Path(shards), described) if shards is not None else None,
         }
         with store_lock(store, wait):  # from before the cache is read until the store is written
-            result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
-            _report(console, result.issues, quiet)
-            stored = _store(result, store, _meta(result, profile, default_schema, manifest))
+            if engine == "spark":
+                result = _harvest_on_spark(plan, settings, master, quiet)
+            else:
+                result = _harvest_with_progress(plan, settings, quiet or not console.is_terminal)
+            report_issues(console, result.issues, quiet)
+            stored = store_harvest(result, store, store_meta(result, described))
     except StoreError as error:  # the lock not taken, the store not written: the last store stays as it is
         if result is not None:
             _report_cache_errors(result, quiet)
@@ -153,7 +162,7 @@ def run_harvest(
     return 1 if strict and result.errors else 0
 
 
-def _report(console: Console, issues: list[Issue], quiet: bool) -> None:
+def report_issues(console: Console, issues: list[Issue], quiet: bool) -> None:
     for issue in issues:
         if issue.level == "error" or not quiet:
             style = "red" if issue.level == "error" else "yellow"
@@ -275,13 +284,33 @@ def _harvest_with_progress(plan: Plan, settings: dict, quiet: bool) -> Harvest:
         return harvest_plan(plan, on_file=advance, **settings)
 
 
-def _meta(
-    result: Harvest, profile: DialectProfile, default_schema: str | None, manifest: Manifest | None = None
-) -> dict[str, object]:
+def _harvest_on_spark(plan: Plan, settings: dict, master: str | None, quiet: bool) -> Harvest:
+    """The plan's units analysed by a Spark job (``lineage_cli.spark``), its shards written (to a folder of their
+    own unless ``--shards`` names one) and merged."""
+    import tempfile
+
+    from lineage_cli.spark import analyser, session  # pyspark: only a harvest on Spark imports it
+
+    with session(master, quiet) as spark, tempfile.TemporaryDirectory(prefix="lineage-shards-") as folder:
+        shard_files = settings["shard_files"] or ShardFiles(Path(folder), {})
+        return harvest_plan(plan, **(settings | {"shard_files": shard_files, "analyse": analyser(spark)}))
+
+
+def _settings(profile: DialectProfile, default_schema: str | None, manifest: Manifest | None) -> dict[str, object]:
+    """What the store's meta says of how it was harvested (and the manifest's namespaces): a harvest's shards carry
+    it to ``lineage merge``."""
+    settings = store_settings(profile, default_schema)
+    if manifest is not None and (manifest.namespace or manifest.namespaces):  # for `lineage export`
+        settings["namespaces"] = {"default": manifest.namespace, "schemas": manifest.namespaces}
+    return settings
+
+
+def store_meta(result: Harvest, settings: dict[str, object]) -> dict[str, object]:
+    """The store's meta JSON: the tool, the harvest's ``settings``, its counts, modules and key."""
     meta: dict[str, object] = {
         "tool": f"lineage {__version__}",
-        "dialect": profile.name,
-        "default_schema": default_schema or profile.default_schema,
+        "dialect": settings["dialect"],
+        "default_schema": settings["default_schema"],
         "files": result.files,
         "statements": result.statements,
     }
@@ -289,12 +318,12 @@ def _meta(
         meta["modules"] = result.modules
     if result.key is not None:
         meta["harvest_key"] = result.key
-    if manifest is not None and (manifest.namespace or manifest.namespaces):  # for `lineage export`
-        meta["namespaces"] = {"default": manifest.namespace, "schemas": manifest.namespaces}
+    if "namespaces" in settings:
+        meta["namespaces"] = settings["namespaces"]
     return meta
 
 
-def _store(result: Harvest, path: str, meta: dict[str, object]) -> _Stored:
+def store_harvest(result: Harvest, path: str, meta: dict[str, object]) -> _Stored:
     """Write the store, unless the harvest was recalled and the store already holds it."""
     if result.recalled is not None:
         current = _up_to_date(path, meta, result.recalled)

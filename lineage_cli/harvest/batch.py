@@ -13,8 +13,10 @@ in phases whose results do not depend on the number of workers:
 
 Each phase's result for a unit is cached (``cache.py``) under a key of everything it depends on
 (its text, its options -- variables, defaults, dialect --, the schema it saw, the tool version),
-so changing one file re-parses that file.  The graph is then assembled in unit order, in this
-process: statements, then what the manifest says about each step (``flows.py``), dbt's datasets,
+so changing one file re-parses that file.  A unit's analysis is a pure function of the unit and the phase's
+schema snapshot (``analyze_unit``), so a phase may run anywhere: ``analyse`` runs it on a cluster
+(``lineage_cli.spark``).  The graph is then the merge of the units' shards (``shards.py``), in unit order, in
+this process: statements, then what the manifest says about each step (``flows.py``), dbt's datasets,
 DEFAULT links.  When no input changed at all, the last harvest is recalled whole instead.
 """
 
@@ -29,14 +31,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lineage_cli.harvest.assemble import Harvest, add_dataset, add_script, link_defaults
+from lineage_cli.harvest.assemble import Harvest
 from lineage_cli.harvest.cache import FileCache, HarvestMemo
-from lineage_cli.harvest.flows import apply_step
 from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, Unit, pairs, plan_harvest
-from lineage_cli.harvest.inputs.querylog.runs import record_runs
 from lineage_cli.harvest.inputs.sql_text import SqlText, read_sql_file
 from lineage_cli.harvest.outcome import FileOutcome, StatementRecord, WriteRecord
 from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.shards import ShardFiles, merge, shards_of
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
 
@@ -58,6 +59,10 @@ class _Task:
     unit: Unit
     ddl_only: bool = False
 
+
+# How a phase's units are analysed elsewhere (``lineage_cli.spark``; a Dask or Ray user's own): the units, whether
+# only for their DDL, and the phase's schema snapshot -> each unit's ``analyze_unit``, in the order of the units.
+Analyse = Callable[[list[Unit], bool, SchemaCatalog | None], Iterable[FileOutcome]]
 
 # The catalog of the running phase, set once per worker process: sending it with every task
 # would pickle the whole schema once per file.
@@ -109,8 +114,12 @@ def harvest_plan(
     jobs: int = 1,
     cache_dir: Path | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
+    analyse: Analyse | None = None,
+    shard_files: ShardFiles | None = None,
 ) -> Harvest:
-    """Analyse a plan's units and assemble the graph, in unit order whatever the number of ``jobs``.
+    """Analyse a plan's units and assemble the graph, in unit order whatever the number of ``jobs``, or however
+    ``analyse`` runs them: each unit's analysis is a shard, and the graph their merge (``shards.py``), of the
+    ``shard_files`` written and read back when given (a harvest that writes shards is never recalled whole).
 
     With a ``cache_dir``, a harvest whose inputs are all unchanged is recalled whole (``cache.py``): no
     unit is analysed then, so ``on_file`` is not called.
@@ -121,9 +130,10 @@ def harvest_plan(
     memo = HarvestMemo(cache, plan, digests)
 
     def assemble(report: Callable[[FileOutcome], None] | None = None) -> Harvest:
-        return _assemble(plan, harvest_units(plan.units, digests, plan.schema, jobs, cache, report))
+        outcomes = harvest_units(plan.units, digests, plan.schema, jobs, cache, report, analyse)
+        return merge(shard_files.round_trip(plan, outcomes) if shard_files else shards_of(plan, outcomes))
 
-    result = memo.recall(rebuild=lambda: assemble().graph)
+    result = memo.recall(rebuild=lambda: assemble().graph) if shard_files is None else None
     if result is None:
         result = assemble(on_file)
         result.cache_hits = cache.hits
@@ -134,27 +144,6 @@ def harvest_plan(
     return result
 
 
-def _assemble(plan: Plan, outcomes: list[FileOutcome]) -> Harvest:
-    """The graph of a plan's analysed units: statements, then what the manifest says about each step,
-    declared lineage, dbt's datasets, DEFAULT links."""
-    result = Harvest(issues=list(plan.issues))
-    for unit, outcome in zip(plan.units, outcomes, strict=True):
-        made = add_script(result, outcome.statements, outcome.issues, outcome.file, outcome.lineage)
-        result.defaults.update(outcome.defaults)
-        if unit.step is not None:
-            # a statement read approximately is not what a step's declared lineage is checked against: it gives way
-            exact = [statement.writes for statement in outcome.lineage if not statement.approximate]
-            apply_step(result, unit.step, made, exact)
-        if unit.queries:
-            record_runs(result, made, plan.runs)
-    for step in plan.bare_steps:
-        apply_step(result, step, [], None)
-    for name in plan.datasets:
-        add_dataset(result.graph, name)
-    link_defaults(result.graph, result.defaults)
-    return result
-
-
 def harvest_units(
     units: list[Unit],
     digests: list[str],
@@ -162,10 +151,12 @@ def harvest_units(
     jobs: int = 1,
     cache: FileCache | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
+    analyse: Analyse | None = None,
 ) -> list[FileOutcome]:
-    """Analyse ``units`` (``digests``: their contents' ``_digest``); outcomes come back in the order of ``units``."""
+    """Analyse ``units`` (``digests``: their contents' ``_digest``) in this process, a process pool of ``jobs`` or
+    by ``analyse``; outcomes come back in the order of ``units``."""
     cache = cache or FileCache(None)
-    pool = _Pool(jobs, cache)
+    pool = _Pool(jobs, cache, analyse)
     base = explicit or SchemaCatalog()
     columns = any(unit.options.columns for unit in units)
     declaring = [i for i, unit in enumerate(units) if _declares_tables(unit)]
@@ -191,11 +182,12 @@ def _with_learned(base: SchemaCatalog, learned: Iterable[SchemaCatalog]) -> Sche
 
 
 class _Pool:
-    """Runs one phase's tasks through the cache: in this process for one job, else in a process pool."""
+    """Runs one phase's tasks through the cache: in this process for one job, else in a process pool, or by
+    ``analyse``."""
 
-    def __init__(self, jobs: int, cache: FileCache) -> None:
+    def __init__(self, jobs: int, cache: FileCache, analyse: Analyse | None = None) -> None:
         # More workers than CPUs only add memory (a parser each): the work is CPU bound.
-        self.jobs, self.cache = max(1, min(jobs, usable_cpus())), cache
+        self.jobs, self.cache, self.analyse = max(1, min(jobs, usable_cpus())), cache, analyse
 
     def run(
         self,
@@ -220,6 +212,9 @@ class _Pool:
         return results  # type: ignore[return-value]
 
     def _map(self, tasks: list[_Task], catalog: SchemaCatalog | None) -> Iterator[FileOutcome]:
+        if self.analyse is not None and tasks:
+            yield from self.analyse([task.unit for task in tasks], tasks[0].ddl_only, catalog)  # a phase's are alike
+            return
         if self.jobs == 1 or len(tasks) < 2:
             _set_phase_catalog(catalog)
             yield from map(analyze_file, tasks)
@@ -287,25 +282,32 @@ def _text(unit: Unit) -> SqlText:
 
 
 def analyze_file(task: _Task) -> FileOutcome:
-    """One unit's lineage (or, with ``ddl_only``, the tables its DDL declares); a failure costs that unit only."""
+    """A pool worker's task: its unit analysed with the phase's catalog."""
+    return analyze_unit(task.unit, _PHASE_CATALOG, task.ddl_only)
+
+
+def analyze_unit(unit: Unit, catalog: SchemaCatalog | None, ddl_only: bool = False) -> FileOutcome:
+    """One unit's lineage given a schema snapshot (``catalog``; None: no column analysis), or, with ``ddl_only``,
+    the tables its DDL declares: a pure function of its arguments (and, for a unit with a path, of that file).
+    A failure costs that unit only."""
     try:
-        return _analyze_unit(task)
+        return _analyze_unit(unit, catalog, ddl_only)
     except ProfileError as error:  # a `-- dialect: NAME` line naming no dialect
-        return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, str(error))])
+        return FileOutcome(unit.display, issues=[Issue(unit.display, 1, str(error))])
     except Exception as error:  # noqa: BLE001 - one odd file must not end the harvest
         from lineage_cli.harvest.sql.messages import internal_error  # sqlglot, which analysing the unit imported
 
         message = internal_error(error, "this file")
-        return FileOutcome(task.unit.display, issues=[Issue(task.unit.display, 1, message)])
+        return FileOutcome(unit.display, issues=[Issue(unit.display, 1, message)])
 
 
-def _analyze_unit(task: _Task) -> FileOutcome:
-    if task.unit.queries:
-        return _analyze_queries(task)
+def _analyze_unit(unit: Unit, phase_catalog: SchemaCatalog | None, ddl_only: bool) -> FileOutcome:
+    if unit.queries:
+        return _analyze_queries(unit, phase_catalog, ddl_only)
     # The parser's modules are imported by the units that are analysed: a harvest that recalls its result needs none.
     from lineage_cli.harvest.sql.script import analyze_template
 
-    unit, options = task.unit, task.unit.options
+    options = unit.options
     outcome = FileOutcome(unit.display)
     try:
         read = _text(unit)
@@ -313,10 +315,10 @@ def _analyze_unit(task: _Task) -> FileOutcome:
         outcome.issues.append(Issue(unit.display, 1, f"cannot read file: {error}"))
         return outcome
     sql = read.text
-    if task.ddl_only:
+    if ddl_only:
         outcome.learned = _scan_ddl(sql, options)
         return outcome
-    catalog = _PHASE_CATALOG.copy() if _PHASE_CATALOG is not None and options.columns else None
+    catalog = phase_catalog.copy() if phase_catalog is not None and options.columns else None
     before = catalog.copy() if catalog is not None else None
     script = analyze_template(
         sql,
@@ -338,15 +340,14 @@ def _analyze_unit(task: _Task) -> FileOutcome:
     return outcome
 
 
-def _analyze_queries(task: _Task) -> FileOutcome:
+def _analyze_queries(unit: Unit, catalog: SchemaCatalog | None, ddl_only: bool) -> FileOutcome:
     """A chunk of a query log: each query analysed as a unit of its own, with its row's database and schema,
     its statements and issues at its row's line (``FILE:LINE`` names the log row)."""
-    unit = task.unit
     merged = FileOutcome(unit.display, learned=SchemaCatalog() if unit.options.columns else None)
     for query in unit.queries:
         schema = query.schema or unit.options.default_schema
         options = replace(unit.options, default_schema=schema, default_database=query.database)
-        outcome = analyze_file(_Task(Unit(unit.display, options, text=query.sql), task.ddl_only))
+        outcome = analyze_unit(Unit(unit.display, options, text=query.sql), catalog, ddl_only)
         merged.statements += outcome.statements
         merged.issues += [_at_row(issue, query.line) for issue in outcome.issues]
         merged.lineage += [replace(statement, line=query.line) for statement in outcome.lineage]

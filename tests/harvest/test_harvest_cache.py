@@ -54,13 +54,13 @@ def inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def assembled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One item per harvest that assembled its graph, rather than recalling it."""
     calls: list[int] = []
-    real = batch._assemble
+    real = batch.merge
 
     def counting(*args: object) -> Harvest:
         calls.append(1)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(batch, "_assemble", counting)
+    monkeypatch.setattr(batch, "merge", counting)
     return calls
 
 
