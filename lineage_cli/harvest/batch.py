@@ -318,8 +318,7 @@ def _analyze_unit(unit: Unit, phase_catalog: SchemaCatalog | None, ddl_only: boo
     if ddl_only:
         outcome.learned = _scan_ddl(sql, options)
         return outcome
-    catalog = phase_catalog.copy() if phase_catalog is not None and options.columns else None
-    before = catalog.copy() if catalog is not None else None
+    catalog = phase_catalog.copy(journal=True) if phase_catalog is not None and options.columns else None
     script = analyze_template(
         sql,
         unit.display,
@@ -335,8 +334,8 @@ def _analyze_unit(unit: Unit, phase_catalog: SchemaCatalog | None, ddl_only: boo
     outcome.statements, outcome.defaults = script.statements, script.defaults
     outcome.issues = [*read.warnings, *script.issues]
     outcome.lineage = [_record(statement) for statement in script.lineage]
-    if catalog is not None and before is not None:
-        outcome.learned = catalog.learned_since(before)
+    if catalog is not None:
+        outcome.learned = catalog.learned()
     return outcome
 
 

@@ -48,6 +48,8 @@ class SchemaCatalog:
         self._layers: tuple[dict[str, Columns], ...] = ({}, {}, {})
         self._partitions: dict[str, tuple[str, ...]] = {}
         self._text_digest: str | None = None  # of the schema file's text, while the catalog holds that file alone
+        # (layer, table) -> what the layer held before this catalog first changed it, when it keeps that (``learned``)
+        self._journal: dict[tuple[int, str], Columns | None] | None = None
 
     # -- building -----------------------------------------------------------------------
 
@@ -94,6 +96,7 @@ class SchemaCatalog:
             known = {str(name).lower(): None for name in columns}
         key = table.lower()
         self._text_digest = None
+        self._note(layer, key)
         self._layers[layer][key] = known
         if partitions:
             self._partitions[key] = tuple(p.lower() for p in partitions)
@@ -129,12 +132,47 @@ class SchemaCatalog:
 
     # -- snapshots, for harvesting in several processes ---------------------------------
 
-    def copy(self) -> SchemaCatalog:
+    def copy(self, journal: bool = False) -> SchemaCatalog:
+        """A twin to change apart from this catalog; with ``journal``, one that says what it ``learned``."""
         twin = SchemaCatalog()
         twin._layers = tuple(dict(layer) for layer in self._layers)
         twin._partitions = dict(self._partitions)
         twin._text_digest = self._text_digest
+        twin._journal = {} if journal else None
         return twin
+
+    def _note(self, layer: int, table: str) -> None:
+        if self._journal is not None and layer != EXPLICIT:
+            self._journal.setdefault((layer, table), self._layers[layer].get(table))
+
+    def learned(self) -> SchemaCatalog:
+        """``learned_since`` the catalog this one was copied from with ``journal``: read off the tables it changed,
+        not found by comparing every table (which made a harvest's files cost as many times all its tables).
+
+        >>> catalog = SchemaCatalog.from_mapping({"s.t": ["a"]}).copy(journal=True)
+        >>> catalog.add("s.u", ["b"], DDL)
+        >>> catalog.learned().tables()
+        ['s.u']
+        """
+        if self._journal is None:
+            raise ValueError("learned() asks a catalog copied with journal=True")
+        if any(previous is not None for previous in self._journal.values()):
+            # a known table changed: where it stands in its layer decides the delta's order, as learned_since has it
+            before = self.copy()
+            for (layer, table), previous in self._journal.items():
+                if previous is None:
+                    del before._layers[layer][table]
+                else:
+                    before._layers[layer][table] = previous
+            return self.learned_since(before)
+        delta = SchemaCatalog()
+        for layer in (DDL, OBSERVED):  # new tables only: the journal holds them in the order the layer does
+            for journal_layer, table in self._journal:
+                if journal_layer == layer:
+                    delta._layers[layer][table] = self._layers[layer][table]
+                    if table in self._partitions:
+                        delta._partitions[table] = self._partitions[table]
+        return delta
 
     def learned_since(self, before: SchemaCatalog) -> SchemaCatalog:
         """The DDL and observed entries added or changed since the snapshot ``before``.
@@ -159,6 +197,8 @@ class SchemaCatalog:
         if any(other._layers[layer] for layer in (DDL, OBSERVED)):
             self._text_digest = None
         for layer in (DDL, OBSERVED):
+            for table in other._layers[layer]:
+                self._note(layer, table)
             self._layers[layer].update(other._layers[layer])
         self._partitions.update(other._partitions)
 

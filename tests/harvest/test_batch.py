@@ -8,12 +8,14 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest import batch
 from lineage_cli.harvest.batch import harvest, harvest_plan
 from lineage_cli.harvest.inputs.plan import HarvestOptions, plan_harvest
-from lineage_cli.harvest.schema import SchemaCatalog
+from lineage_cli.harvest.schema import DDL, OBSERVED, SchemaCatalog
 from lineage_cli.model import EdgeType, NodeKind, Subtype
 from lineage_cli.store.reader import open_store
 from lineage_cli.walk.query import lineage
@@ -234,3 +236,29 @@ def test_conditions_and_window_keys_are_upstream_of_the_column_and_a_literal_col
     assert store.container(store.find("default.t.k")) == store.find("default.t")
     dot = runner.invoke(cli, ["up", "default.u.rn", "--format", "dot"]).output
     assert '"default.t.k" -> "default.u.rn" [label="WINDOW", style="dashed"];' in dot
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    known=st.dictionaries(st.sampled_from("abcde"), st.lists(st.sampled_from("xyz"), max_size=2), max_size=4),
+    changes=st.lists(
+        st.tuples(
+            st.sampled_from([DDL, OBSERVED]), st.sampled_from("abcdefg"), st.lists(st.sampled_from("xyz"), max_size=2)
+        ),
+        max_size=8,
+    ),
+)
+def test_what_a_journaled_copy_learned_is_what_it_changed(known, changes) -> None:
+    """``learned()`` reads off the tables a file's catalog changed; it must be ``learned_since`` the snapshot,
+    entries and order alike, whether the file adds tables, redefines known ones or sets one to what it was."""
+    base = SchemaCatalog()
+    for table, columns in known.items():
+        base.add(f"s.{table}", columns, DDL, partitions=columns[:1])
+    journaled, before = base.copy(journal=True), base.copy()
+    for layer, table, columns in changes:
+        journaled.add(f"s.{table}", columns, layer, partitions=columns[-1:])
+    learned, expected = journaled.learned(), journaled.learned_since(before)
+    assert learned.to_data() == expected.to_data()
+    assert [list(layer) for layer in learned.to_data()["layers"]] == [
+        list(layer) for layer in expected.to_data()["layers"]
+    ]
