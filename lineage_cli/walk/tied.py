@@ -5,7 +5,7 @@ A plan whose every rule is forward, followed, collects its nodes and shows its e
 things only: a predicate edge onto a table is tied to the statement that writes it (``predicates.py``), and
 a hop into a step (transformation, module, workflow) costs no data hop.  Both are level-wide array
 operations, so this walk does them a level at a time in numpy instead of an edge at a time in Python, and
-gives what the general walk gives (``tests/walk/test_planned.py`` compares the two on every node):
+gives what the general walk gives (``tests/walk/test_tied.py`` compares the two on every node):
 
 * each level expands its nodes, then the steps they reach, then the steps those reach, within the level:
   a node's data hops count the datasets and columns on its path, so steps join the level they are met in;
@@ -41,15 +41,17 @@ class _Arrays:
     """The store's arrays this walk reads, as numpy views of the mapping."""
 
     def __init__(self, store: Store, down: bool) -> None:
-        prefix = "fwd" if down else "bwd"
+        import numpy as np
+
         self.kinds = store.numpy_array("node_kind")
         self.container = store.numpy_array("node_container")
-        self.offsets = store.numpy_array(f"{prefix}_offsets")
-        self.neighbours = store.numpy_array(f"{prefix}_node")
-        self.attributes = store.numpy_array(f"{prefix}_attr")
         self.fwd = (store.numpy_array("fwd_offsets"), store.numpy_array("fwd_node"), store.numpy_array("fwd_attr"))
         self.bwd = (store.numpy_array("bwd_offsets"), store.numpy_array("bwd_node"), store.numpy_array("bwd_attr"))
+        self.walked = self.fwd if down else self.bwd  # the walk's own direction
+        self.attribute_type = self.fwd[2].dtype
         self.statements = store.numpy_array("fwd_statement")
+        self.step = np.zeros(256, dtype=np.bool_)  # by kind: a step (no data hop)
+        self.step[[int(kind) for kind in STEPS]] = True
 
 
 def _entries(
@@ -83,10 +85,7 @@ def tied_walk(
 
     down = direction == "down"
     arrays = _Arrays(store, down)
-    adjacency = (arrays.offsets, arrays.neighbours, arrays.attributes)
     keep = _type_filter(mask)
-    step = np.zeros(256, dtype=np.bool_)
-    step[[int(kind) for kind in STEPS]] = True
     followed = np.ones(256, dtype=np.bool_)
     followed[list(unfollowed)] = False
     tied = bool(mask & EdgeType.PREDICATE.bit)
@@ -104,7 +103,7 @@ def tied_walk(
     while current.size and (depth is None or level < depth):
         expand, later = current, []
         while expand.size:  # this level's nodes, then the steps they reach: a step costs no data hop
-            origin, neighbour, packed, index = _entries(adjacency, expand, keep)
+            origin, neighbour, packed, index = _entries(arrays.walked, expand, keep)
             arcs.append((origin, neighbour, packed) if down else (neighbour, origin, packed))
             reached = [neighbour]
             if tied:
@@ -120,7 +119,7 @@ def tied_walk(
                 reached.extend(ends)
             fresh = _fresh(state, np.concatenate(reached).astype(np.int32, copy=False))
             kinds = arrays.kinds.take(fresh)
-            is_step = step.take(kinds)
+            is_step = arrays.step.take(kinds)
             levels.append((fresh.compress(is_step), level))
             levels.append((fresh.compress(np.logical_not(is_step)), level + 1))
             expand = fresh.compress(is_step & followed.take(kinds))
@@ -156,7 +155,7 @@ def _gated(
     tied_tables, tied_columns = holders.compress(chosen), written.compress(chosen)
     if not again:
         tied_tables, tied_columns = np.concatenate([table, tied_tables]), np.concatenate([column, tied_columns])
-    contains = np.full(tied_tables.size, CONTAINS, dtype=arrays.attributes.dtype)
+    contains = np.full(tied_tables.size, CONTAINS, dtype=arrays.attribute_type)
     return [(tied_tables, tied_columns, contains)], [column, tied_columns]
 
 
@@ -237,11 +236,12 @@ def _tied_to_writers(
     unwritten[holder] = False
     any_statement = row_keys & 0xFFFFFFFF == 0xFFFFFFFF
     admitted_pair = np.zeros(pairs.size, dtype=np.bool_)
-    admitted_pair[row_pair.compress(any_statement | np.isin(row_keys, writer_keys))] = True
-    admitted = admitted_pair.take(edge_pair) | np.isin(table, tables.compress(unwritten))
+    writer_set, row_set = _sorted_distinct(writer_keys), _sorted_distinct(row_keys)
+    admitted_pair[row_pair.compress(any_statement | _within(writer_set, row_keys))] = True
+    admitted = admitted_pair.take(edge_pair) | _within(_sorted_distinct(tables.compress(unwritten)), table)
     gated = gated & unwritten
-    gated |= np.isin(_key(tables, -1), row_keys)
-    gated[holder.compress(np.isin(writer_keys, row_keys))] = True
+    gated |= _within(row_set, _key(tables, -1))
+    gated[holder.compress(_within(row_set, writer_keys))] = True
     return admitted, gated
 
 
@@ -272,11 +272,9 @@ def _walk(
     hops = np.concatenate([np.full(nodes.size, level, dtype=np.int32) for nodes, level in levels])
     order = np.argsort(nodes, kind="stable")
     nodes, hops = nodes.take(order), hops.take(order)
-    step = np.zeros(256, dtype=np.bool_)
-    step[[int(kind) for kind in STEPS]] = True
-    deeper = step.take(arrays.kinds.take(nodes)) & np.logical_not(_within(first, nodes))
+    deeper = arrays.step.take(arrays.kinds.take(nodes)) & np.logical_not(_within(first, nodes))
     hops += deeper
-    dtype = arrays.attributes.dtype
+    dtype = arrays.attribute_type
     sources = np.concatenate([source.astype(np.int32) for source, _, _ in arcs] or [np.empty(0, np.int32)])
     targets = np.concatenate([target.astype(np.int32) for _, target, _ in arcs] or [np.empty(0, np.int32)])
     attributes = np.concatenate([packed.astype(dtype) for _, _, packed in arcs] or [np.empty(0, dtype)])
