@@ -14,7 +14,7 @@ PACKAGE = REPO / "lineage_cli"
 # (harvest, imports, walk; check, serve) import none of each other, but the shared vocabulary at the bottom may
 # build on itself (facets on model).  The package root is the public API over them all.
 LAYERS = [
-    {"model", "profiles", "errors", "facets", "yamlsafe", "terminal"},
+    {"model", "profiles", "errors", "facets", "yamlsafe", "terminal", "heap"},
     {"store"},
     {"harvest", "imports", "walk"},
     {"emit"},

@@ -91,8 +91,15 @@ class Harvest:
     @property
     def graph(self) -> Graph:
         if self._graph is None:
-            self._graph = self.recalled.graph() if self.recalled is not None else Graph()
+            self._graph = self._made_graph()
         return self._graph
+
+    def _made_graph(self) -> Graph:
+        if self._arrays is not None:
+            from lineage_cli.store.arrays import to_graph  # numpy, which the arrays imported
+
+            return to_graph(self._arrays)
+        return self.recalled.graph() if self.recalled is not None else Graph()
 
     @property
     def arrays(self) -> GraphArrays | None:
@@ -104,7 +111,10 @@ class Harvest:
 
     @arrays.setter
     def arrays(self, arrays: GraphArrays) -> None:
-        self._arrays = arrays
+        """The graph's arrays, which from now on are the harvest's graph: the graph of dicts they were made from is
+        let go (a third of a large harvest's memory, when the store and the cache are still to write from them),
+        and made again from them should anyone ask for it."""
+        self._arrays, self._graph = arrays, None
 
     @property
     def errors(self) -> list[Issue]:

@@ -37,7 +37,7 @@ from lineage_cli.harvest.inputs.plan import HarvestOptions, Plan, Unit, pairs, p
 from lineage_cli.harvest.inputs.sql_text import SqlText, read_sql_file
 from lineage_cli.harvest.outcome import FileOutcome, StatementRecord, WriteRecord
 from lineage_cli.harvest.schema import SchemaCatalog
-from lineage_cli.harvest.shards import ShardFiles, merge, shards_of
+from lineage_cli.harvest.shards import ShardFiles, merge, merge_outcomes
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
 
@@ -131,7 +131,9 @@ def harvest_plan(
 
     def assemble(report: Callable[[FileOutcome], None] | None = None) -> Harvest:
         outcomes = harvest_units(plan.units, digests, plan.schema, jobs, cache, report, analyse)
-        return merge(shard_files.round_trip(plan, outcomes) if shard_files else shards_of(plan, outcomes))
+        if shard_files is not None:
+            return merge(shard_files.round_trip(plan, list(outcomes)))
+        return merge_outcomes(plan, outcomes)  # each outcome merged as it comes, and let go
 
     result = memo.recall(rebuild=lambda: assemble().graph) if shard_files is None else None
     if result is None:
@@ -152,9 +154,10 @@ def harvest_units(
     cache: FileCache | None = None,
     on_file: Callable[[FileOutcome], None] | None = None,
     analyse: Analyse | None = None,
-) -> list[FileOutcome]:
+) -> Iterator[FileOutcome]:
     """Analyse ``units`` (``digests``: their contents' ``_digest``) in this process, a process pool of ``jobs`` or
-    by ``analyse``; outcomes come back in the order of ``units``."""
+    by ``analyse``; outcomes come in the order of ``units``, each as soon as no later phase can change it, so a
+    merge that takes them as they come holds only the outcomes a retry may replace, not the whole harvest's."""
     cache = cache or FileCache(None)
     pool = _Pool(jobs, cache, analyse)
     base = explicit or SchemaCatalog()
@@ -162,16 +165,39 @@ def harvest_units(
     declaring = [i for i, unit in enumerate(units) if _declares_tables(unit)]
     ddl = pool.run("ddl", [_Task(units[i], ddl_only=True) for i in declaring], [digests[i] for i in declaring], None)
     catalog = _with_learned(base, (o.learned for o in ddl if o.learned is not None)) if columns else None
-    outcomes = pool.run("p1", [_Task(unit) for unit in units], digests, catalog, on_file)
+    first = pool.each("p1", [_Task(unit) for unit in units], digests, catalog, on_file)
     if catalog is None:
-        return outcomes
-    complete = _with_learned(catalog, (o.learned for o in outcomes if o.learned is not None))
-    retry = [i for i, outcome in enumerate(outcomes) if outcome.unresolved]
+        yield from _in_order(first, len(units))
+        return
+    waiting: dict[int, FileOutcome] = {}  # outcomes that came before one of those before them
+    learned: list[SchemaCatalog | None] = [None] * len(units)
+    released = 0  # the outcomes before this index are out: none of them left a column unresolved
+    for index, outcome in first:
+        waiting[index], learned[index] = outcome, outcome.learned
+        while released in waiting and not waiting[released].unresolved:
+            yield waiting.pop(released)
+            released += 1
+    # Phase 2 redoes what left columns unresolved, all of it at or after ``released``, once every output is known.
+    complete = _with_learned(catalog, (part for part in learned if part is not None))
+    retry = [i for i in range(released, len(units)) if waiting[i].unresolved]
     if retry and complete.fingerprint() != catalog.fingerprint():
         redone = pool.run("p2", [_Task(units[i]) for i in retry], [digests[i] for i in retry], complete)
-        for index, outcome in zip(retry, redone, strict=True):
-            outcomes[index] = outcome
-    return outcomes
+        waiting.update(zip(retry, redone, strict=True))
+    for index in range(released, len(units)):
+        yield waiting.pop(index)
+
+
+def _in_order(outcomes: Iterable[tuple[int, FileOutcome]], count: int) -> Iterator[FileOutcome]:
+    """``count`` numbered outcomes, in any order, yielded in the order of their numbers as soon as each can be."""
+    waiting: dict[int, FileOutcome] = {}
+    released = 0
+    for index, outcome in outcomes:
+        waiting[index] = outcome
+        while released in waiting:
+            yield waiting.pop(released)
+            released += 1
+    if released != count:  # every unit has an outcome, each once: a pool that lost one is a bug, not bad input
+        raise RuntimeError(f"{count - released} of {count} units have no outcome")
 
 
 def _with_learned(base: SchemaCatalog, learned: Iterable[SchemaCatalog]) -> SchemaCatalog:
@@ -190,26 +216,36 @@ class _Pool:
         self.jobs, self.cache, self.analyse = max(1, min(jobs, usable_cpus())), cache, analyse
 
     def run(
+        self, phase: str, tasks: list[_Task], digests: list[str], catalog: SchemaCatalog | None
+    ) -> list[FileOutcome]:
+        """The phase's outcomes, in the order of its tasks."""
+        return list(_in_order(self.each(phase, tasks, digests, catalog), len(tasks)))
+
+    def each(
         self,
         phase: str,
         tasks: list[_Task],
         digests: list[str],
         catalog: SchemaCatalog | None,
         on_file: Callable[[FileOutcome], None] | None = None,
-    ) -> list[FileOutcome]:
+    ) -> Iterator[tuple[int, FileOutcome]]:
+        """Each task's outcome with its index, as it comes: those the cache holds first, then the others in order."""
         schema = catalog.fingerprint() if catalog is not None else ""
         keys = [_key(phase, task, digest, schema) for task, digest in zip(tasks, digests, strict=True)]
-        results: list[FileOutcome | None] = [self.cache.get(key, count=phase == "p1") for key in keys]  # type: ignore[misc]
-        for result in results:
-            if result is not None and on_file:
-                on_file(result)
-        missing = [i for i, result in enumerate(results) if result is None]
+        missing = []
+        for index, key in enumerate(keys):
+            cached = self.cache.get(key, count=phase == "p1")
+            if cached is None:
+                missing.append(index)
+                continue
+            if on_file:
+                on_file(cached)
+            yield index, cached
         for index, outcome in zip(missing, self._map([tasks[i] for i in missing], catalog), strict=True):
-            results[index] = outcome
             self.cache.put(keys[index], outcome)
             if on_file:
                 on_file(outcome)
-        return results  # type: ignore[return-value]
+            yield index, outcome
 
     def _map(self, tasks: list[_Task], catalog: SchemaCatalog | None) -> Iterator[FileOutcome]:
         if self.analyse is not None and tasks:

@@ -42,7 +42,7 @@ import re
 import tempfile
 import zlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -60,6 +60,7 @@ from lineage_cli.harvest.outcome import (
     outcome_from_data,
     string_map,
 )
+from lineage_cli.heap import return_free_heap
 from lineage_cli.model import EdgeType, Graph, Issue, NodeFlag, NodeKind
 from lineage_cli.store.layout import FORMAT_VERSION, TYPE_MASK
 
@@ -93,7 +94,8 @@ class FileCache:
         self.hits = 0
         self.errors: list[str] = []
         self._stored: dict[str, str] | None = None  # unit key -> its analysis as the units file holds it (JSON text)
-        self._used: dict[str, str] = {}  # the same, for every analysis this harvest read or made
+        # the units file's next text, compressed as each analysis this harvest reads or makes is added to it, once
+        self._used, self._used_keys = _Deflated(), set[str]()
 
     def get(self, key: str, count: bool = True) -> FileOutcome | None:
         """The cached analysis, or None; ``count`` says whether a hit counts as a file served from cache."""
@@ -107,17 +109,22 @@ class FileCache:
         except _UNREADABLE as error:
             _log.debug("harvest cache: entry %s ignored: %s", key, error)
             return None
-        self._used[key] = text
+        self._use(key, text.encode())
         self.hits += count
         return outcome
 
     def put(self, key: str, outcome: FileOutcome) -> None:
         if self.directory is not None:
-            self._used[key] = _json(outcome_data(outcome)).decode()
+            self._use(key, _json(outcome_data(outcome)))
 
     def save_units(self, harvest: str) -> None:
         """Write the analyses this harvest used, and only those, under the ``harvest``'s key."""
-        self.write(UNITS, harvest, "".join(f"{key} {text}\n" for key, text in self._used.items()).encode())
+        self.write(UNITS, harvest, self._used)
+
+    def _use(self, key: str, text: bytes) -> None:
+        if key not in self._used_keys:  # two units of one content and options share an analysis, and an entry
+            self._used_keys.add(key)
+            self._used.add(b"%s %s\n" % (key.encode(), text))
 
     def holds(self, name: str, key: str) -> bool:
         """Whether the file ``name`` was written by the harvest of ``key``: its header alone is read."""
@@ -140,8 +147,9 @@ class FileCache:
             _log.debug("harvest cache: %s ignored: %s", name, error)
             return None
 
-    def write(self, name: str, key: str, text: bytes) -> None:
-        """Replace the file ``name`` with ``text`` under ``key``, unless an earlier write failed."""
+    def write(self, name: str, key: str, text: bytes | _Deflated) -> None:
+        """Replace the file ``name`` with ``text`` (compressed already, or not) under ``key``, unless an earlier write
+        failed."""
         if self.directory is None or self.errors:
             return
         try:
@@ -216,7 +224,7 @@ def _header(line: bytes, name: str) -> tuple[str, int]:
     return key, int(length)
 
 
-def _replace(path: Path, name: str, key: str, text: bytes) -> None:
+def _replace(path: Path, name: str, key: str, text: bytes | _Deflated) -> None:
     """Write the file beside ``path`` and rename it over ``path``: the old file stays until the new one is
     complete, and a failed write leaves no temporary file."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp.")
@@ -229,14 +237,69 @@ def _replace(path: Path, name: str, key: str, text: bytes) -> None:
         raise
 
 
-def _write_entry(out: IO[bytes], name: str, key: str, text: bytes) -> None:
-    out.write(f"{_MAGIC} {_FORMAT} {__version__} {name} {key} {len(text)}\n".encode())
-    out.write(zlib.compress(text, 1))  # the fastest level: JSON of names shrinks well enough at it
+def _write_entry(out: IO[bytes], name: str, key: str, text: bytes | _Deflated) -> None:
+    body = text if isinstance(text, _Deflated) else _Deflated.of([text])
+    out.write(f"{_MAGIC} {_FORMAT} {__version__} {name} {key} {body.length}\n".encode())
+    out.writelines(body.finish())
+
+
+class _Deflated:
+    """A cache file's text, compressed as it is added, and its length: the text of a harvest's units or graph is
+    tens of MB at a few thousand tables, and never needs to be whole in memory."""
+
+    def __init__(self) -> None:
+        self._compressor = zlib.compressobj(1)  # the fastest level: JSON of names shrinks well enough at it
+        self._parts: list[bytes] = []
+        self.length = 0
+
+    @classmethod
+    def of(cls, parts: Iterable[bytes]) -> _Deflated:
+        deflated = cls()
+        for part in parts:
+            deflated.add(part)
+        return deflated
+
+    def add(self, text: bytes) -> None:
+        self.length += len(text)
+        if compressed := self._compressor.compress(text):
+            self._parts.append(compressed)
+
+    def finish(self) -> list[bytes]:
+        """The compressed text, whole: once only (what is added after is lost)."""
+        return [*self._parts, self._compressor.flush()]
 
 
 def _json(data: object) -> bytes:
     """Compact JSON, ASCII: non-ASCII characters and the lone surrogates of undecodable file names are escaped."""
     return json.dumps(data, separators=(",", ":")).encode()
+
+
+_SLICE = 4096  # a long list's items are written this many at a time
+
+
+def _json_parts(data: object) -> Iterator[bytes]:
+    """``_json(data)`` in parts: objects and lists that hold containers part by part, long lists a slice at a time,
+    so that no part is as long as a graph's names or statement texts together."""
+    if type(data) is dict:
+        yield b"{"
+        for number, (key, value) in enumerate(data.items()):
+            yield b"%s%s:" % (b"," if number else b"", _json(key))
+            yield from _json_parts(value)
+        yield b"}"
+    elif type(data) is list and any(type(item) in (list, dict) for item in data):
+        yield b"["
+        for number, item in enumerate(data):
+            if number:
+                yield b","
+            yield from _json_parts(item)
+        yield b"]"
+    elif type(data) is list and len(data) > _SLICE:
+        yield b"["
+        for start in range(0, len(data), _SLICE):
+            yield (b"," if start else b"") + _json(data[start : start + _SLICE])[1:-1]
+        yield b"]"
+    else:
+        yield _json(data)
 
 
 @dataclass(slots=True)
@@ -305,10 +368,11 @@ class HarvestMemo:
             return
         from lineage_cli.store.arrays import from_graph  # numpy: only a harvest that writes a store pays for it
 
-        arrays = from_graph(result.graph)
-        result.arrays, result.key = arrays, self.key
         self.cache.save_units(self.key)  # the units, the graph, then the summary: see the module's docstring
-        self.cache.write(GRAPH, self.key, _json(_arrays_data(arrays)))
+        arrays = from_graph(result.graph)
+        result.arrays, result.key = arrays, self.key  # the graph of dicts let go, and its memory given back:
+        return_free_heap()  # the cache and the store are written from the arrays
+        self.cache.write(GRAPH, self.key, _Deflated.of(_json_parts(_arrays_data(arrays))))
         self.cache.write(SUMMARY, self.key, _json(_memo_data(result, arrays)))
 
 
@@ -344,7 +408,7 @@ class _StoredGraph:
         from lineage_cli.store.arrays import from_graph
 
         arrays = from_graph(self._rebuild())
-        self._cache.write(GRAPH, self._key, _json(_arrays_data(arrays)))
+        self._cache.write(GRAPH, self._key, _Deflated.of(_json_parts(_arrays_data(arrays))))
         return arrays
 
 

@@ -86,14 +86,34 @@ def store_settings(profile: DialectProfile, default_schema: str | None) -> dict[
 def shards_of(plan: Plan, outcomes: Sequence[FileOutcome], size: int | None = None) -> list[Shard]:
     """The shards of a plan whose units were analysed into ``outcomes``: ``size`` units a shard (all in one by
     default), the plan's part in the first."""
-    units = [
-        UnitShard(index, outcome, unit.step, _runs_of(plan, unit.display, [query.line for query in unit.queries]))
-        for index, (unit, outcome) in enumerate(zip(plan.units, outcomes, strict=True))
-    ]
+    units = [_unit_shard(plan, index, outcome) for index, outcome in enumerate(outcomes)]
+    if len(units) != len(plan.units):
+        raise ValueError(f"{len(units)} outcomes for a plan of {len(plan.units)} units")
     step = size or max(1, len(units))
     shards = [Shard(units=units[start : start + step]) for start in range(0, max(1, len(units)), step)]
-    shards[0].plan = PlanShard(len(units), list(plan.issues), list(plan.bare_steps), list(plan.datasets))
+    shards[0].plan = _plan_shard(plan)
     return shards
+
+
+def merge_outcomes(plan: Plan, outcomes: Iterable[FileOutcome]) -> Harvest:
+    """The harvest of a plan whose units were analysed into ``outcomes``, in unit order: each is merged as it comes
+    and let go, so the graph, not the analyses too, is what a harvest holds at its end."""
+    assembly = _Assembly(_plan_shard(plan))
+    count = 0
+    for count, outcome in enumerate(outcomes, 1):
+        assembly.add(_unit_shard(plan, count - 1, outcome))
+    if count != len(plan.units):
+        raise ValueError(f"{count} outcomes for a plan of {len(plan.units)} units")
+    return assembly.finish()
+
+
+def _unit_shard(plan: Plan, index: int, outcome: FileOutcome) -> UnitShard:
+    unit = plan.units[index]
+    return UnitShard(index, outcome, unit.step, _runs_of(plan, unit.display, [query.line for query in unit.queries]))
+
+
+def _plan_shard(plan: Plan) -> PlanShard:
+    return PlanShard(len(plan.units), list(plan.issues), list(plan.bare_steps), list(plan.datasets))
 
 
 def _runs_of(plan: Plan, display: str, lines: list[int]) -> list[tuple[Provenance, QueryRuns]]:
@@ -106,9 +126,20 @@ def merge(shards: Iterable[Shard]) -> Harvest:
     declared lineage, dbt's datasets, DEFAULT links.  A ``ShardError`` unless the shards hold one plan and each
     of its units once."""
     plan, units = _one_harvest(list(shards))
-    result = Harvest(issues=list(plan.issues))
+    assembly = _Assembly(plan)
     for unit in units:
-        outcome = unit.outcome
+        assembly.add(unit)
+    return assembly.finish()
+
+
+class _Assembly:
+    """A harvest being merged: its units' shards added one by one in their order, then what belongs to none."""
+
+    def __init__(self, plan: PlanShard) -> None:
+        self.plan, self.result = plan, Harvest(issues=list(plan.issues))
+
+    def add(self, unit: UnitShard) -> None:
+        result, outcome = self.result, unit.outcome
         made = add_script(result, outcome.statements, outcome.issues, outcome.file, outcome.lineage)
         result.defaults.update(outcome.defaults)
         if unit.step is not None:
@@ -117,12 +148,16 @@ def merge(shards: Iterable[Shard]) -> Harvest:
             apply_step(result, unit.step, made, exact)
         if unit.runs:
             record_runs(result, made, dict(unit.runs))
-    for step in plan.bare_steps:
-        apply_step(result, step, [], None)
-    for name in plan.datasets:
-        add_dataset(result.graph, name)
-    link_defaults(result.graph, result.defaults)
-    return result
+
+    def finish(self) -> Harvest:
+        """The harvest, once every unit is in: the steps without SQL, dbt's datasets and the DEFAULT links added."""
+        result = self.result
+        for step in self.plan.bare_steps:
+            apply_step(result, step, [], None)
+        for name in self.plan.datasets:
+            add_dataset(result.graph, name)
+        link_defaults(result.graph, result.defaults)
+        return result
 
 
 def _one_harvest(shards: list[Shard]) -> tuple[PlanShard, list[UnitShard]]:

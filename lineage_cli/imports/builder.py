@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lineage_cli.errors import InputError
+from lineage_cli.heap import return_free_heap
 from lineage_cli.imports.vocabulary import Vocabulary
 from lineage_cli.model import EdgeType, NodeKind
 from lineage_cli.store.arrays import ColumnExpressions, GraphArrays, NameTable, StatementTexts, dedupe_edges
@@ -191,7 +192,7 @@ class EdgeListBuilder:
 
     def build(self) -> tuple[GraphArrays, np.ndarray]:
         """The graph, and the input line each of its nodes was first named on; empties the builder."""
-        _return_free_heap()
+        return_free_heap()  # the rows' strings are gone, but the heap keeps their pages (10 MB at 5M rows)
         blob, offsets, by_rank = self.names.table()
         count = by_rank.size
         rank = np.empty_like(by_rank)
@@ -217,20 +218,6 @@ class EdgeListBuilder:
 # such edges are in ``dedupe_edges``' order, and they take 8 bytes an edge where their arrays take 10.
 _FLAG_BITS = 16 - TYPE_BITS
 _PACKED_BITS = TYPE_BITS + _FLAG_BITS
-
-
-def _return_free_heap() -> None:
-    """Give the C heap's free memory back to the system (glibc's ``malloc_trim``; elsewhere nothing).
-
-    The rows' strings are gone by the time the names are sorted, but the heap keeps the pages they took
-    (10 MB at 5M rows); the sort and the store's arrays, an import's peak, then come on top of them.
-    """
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (AttributeError, OSError):  # not glibc
-        return
 
 
 def _node_bits(count: int) -> int:

@@ -51,6 +51,35 @@ def test_a_view_defined_in_a_later_file_expands_a_star_once_known(tmp_path) -> N
     }
 
 
+def test_outcomes_come_in_order_as_soon_as_no_later_phase_can_change_them(tmp_path, monkeypatch) -> None:
+    """A merge takes each outcome as it comes and lets it go: an outcome is out once those before it are and it left
+    nothing unresolved; one that did waits, with those after it, for the phase that redoes it."""
+    for name, sql in {
+        "a.sql": "INSERT INTO dwh.a SELECT s.id FROM stg.s s",
+        "b.sql": "INSERT INTO dwh.b SELECT s.id FROM stg.s s",
+        "c.sql": "CREATE VIEW rpt.c AS SELECT * FROM rpt.e",  # a star over a view only e.sql defines
+        "d.sql": "INSERT INTO dwh.d SELECT s.id FROM stg.s s",
+        "e.sql": "CREATE VIEW rpt.e AS SELECT o.id, o.total FROM stg.o o",
+    }.items():
+        (tmp_path / name).write_text(sql)
+    analysed: list[str] = []
+    real = batch.analyze_file
+
+    def counting(task: batch._Task) -> batch.FileOutcome:
+        analysed.append(task.unit.display)
+        return real(task)
+
+    monkeypatch.setattr(batch, "analyze_file", counting)
+    plan = plan_harvest([tmp_path], HarvestOptions("hive"))
+    digests = [batch._digest(unit) for unit in plan.units]
+    seen = [(outcome.file, len(analysed)) for outcome in batch.harvest_units(plan.units, digests)]
+    names = [unit.display for unit in plan.units]
+    assert [file for file, _ in seen] == names
+    # a and b as soon as each is analysed; c after the whole first phase and its own second analysis; d and e with it
+    assert [count for _, count in seen] == [1, 2, 6, 6, 6]
+    assert analysed[5] == names[2]
+
+
 def test_cached_and_parallel_harvests_equal_the_plain_one(tmp_path) -> None:
     out = generate_warehouse(tmp_path / "wh", "--tables", "60", "--dialect", "spark", "--statements-per-file", "2")
     schema = SchemaCatalog.from_file(out / "schema.json")

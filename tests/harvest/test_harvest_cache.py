@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +23,8 @@ from typing import IO, Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lineage_cli.cli import cli
 from lineage_cli.harvest import batch
@@ -54,13 +57,13 @@ def inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def assembled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One item per harvest that assembled its graph, rather than recalling it."""
     calls: list[int] = []
-    real = batch.merge
+    real = batch.merge_outcomes
 
     def counting(*args: object) -> Harvest:
         calls.append(1)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(batch, "merge", counting)
+    monkeypatch.setattr(batch, "merge_outcomes", counting)
     return calls
 
 
@@ -617,6 +620,7 @@ def test_no_cache_neither_reads_nor_writes_the_cache(inputs: Path, monkeypatch: 
 # Runs a ``lineage`` command and then names every module it imported (``main`` would leave at once: os._exit).
 _DRIVER = """
 import sys
+import zlib
 from lineage_cli.cli import cli
 try:
     cli(sys.argv[1:], prog_name="lineage", standalone_mode=False)
@@ -644,3 +648,24 @@ def test_a_rerun_imports_no_parser_and_no_numpy_unless_it_writes_the_store(
     assert not heavy & imported_by(*command)
     Path("graph.lin").unlink()
     assert heavy & imported_by(*command) == {"numpy"}  # the store is written from the memo's arrays
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=9) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    max_leaves=40,
+)
+
+
+@given(_JSON)
+@settings(max_examples=300, deadline=None)
+def test_a_cache_file_written_in_parts_is_the_json_written_whole(data: object) -> None:
+    """The graph's text is made and compressed part by part (a slice of 3 here, so that lists are cut): its
+    text is the JSON written at once, and so is what its compressed parts inflate to."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(harvest_cache, "_SLICE", 3)
+        parts = list(harvest_cache._json_parts(data))
+    whole = harvest_cache._json(data)
+    assert b"".join(parts) == whole
+    deflated = harvest_cache._Deflated.of(parts)
+    assert deflated.length == len(whole) and zlib.decompress(b"".join(deflated.finish())) == whole

@@ -61,7 +61,7 @@ def test_shards_cut_anyhow_and_shuffled_merge_to_the_same_graph(warehouse: Path,
     from lineage_cli.harvest.inputs.plan import HarvestOptions, plan_harvest
 
     plan = plan_harvest([warehouse / "sql"], HarvestOptions())
-    outcomes = harvest_units(plan.units, [str(i) for i in range(len(plan.units))])
+    outcomes = list(harvest_units(plan.units, [str(i) for i in range(len(plan.units))]))
     whole = merge(shards_of(plan, outcomes))
     cut = shards_of(plan, outcomes, size=7)
     assert len(cut) == -(-len(plan.units) // 7)
