@@ -70,10 +70,16 @@ def timed_process(command: list[str]) -> tuple[float, float | None, subprocess.C
     return seconds, peak, done
 
 
+def compile_package() -> None:
+    """Compile our package's modules, as an installed package has them: with ``PYTHONDONTWRITEBYTECODE=1`` in the
+    shell, every fresh process of the bench would compile them again, a cost no user's install pays."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "lineage_cli")], check=True)
+
+
 def cold(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float | None]]:
     """Median wall seconds of ``repeat`` fresh processes of each command (round-robin over the commands,
     after compiling our package), and the peak RSS (MB) of one more."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "lineage_cli")], check=True)
+    compile_package()
     times: dict[str, list[float]] = {key: [] for key in commands}
     for _ in range(repeat):
         for key, command in commands.items():
