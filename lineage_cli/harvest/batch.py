@@ -22,6 +22,7 @@ DEFAULT links.  When no input changed at all, the last harvest is recalled whole
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -287,12 +288,27 @@ def _digest(unit: Unit) -> str:
 def _declares_tables(unit: Unit) -> bool:
     """Whether the unit may hold DDL, by a look at its text (read again: only a harvest that analyses asks).
 
-    Searched as UTF-8 bytes: a bytes pattern runs twice as fast as the same ``str`` one, which ignores case
-    the Unicode way, and the text, not the file's bytes, is what a UTF-16 file's keywords can be found in."""
+    Searched as bytes: a bytes pattern runs twice as fast as the same ``str`` one, which ignores case the Unicode
+    way.  The file's own bytes are searched where its keywords are ASCII bytes (UTF-8, Latin-1 and the like: no NUL
+    byte, no encoding given that writes ASCII otherwise), which spares decoding every file a second time; a UTF-16
+    or UTF-32 file's keywords are found in its text, and so are those of a file of ``--encoding cp500``."""
+    data = _content(unit) if unit.text is None and not unit.queries else None
+    if data is not None and b"\0" not in data and _writes_ascii_as_ascii(unit.options.encoding):
+        return _DDL_HINT.search(data) is not None
     try:
         return _DDL_HINT.search(_text(unit).text.encode()) is not None
     except OSError:
         return False  # its analysis reports why
+
+
+@functools.cache
+def _writes_ascii_as_ascii(encoding: str | None) -> bool:
+    """Whether text in ``encoding`` (None: UTF-8 unless the file says otherwise) has SQL's keywords as ASCII bytes."""
+    sample = "CREATE TABLE t (a INT) LIKE"
+    try:
+        return encoding is None or sample.encode(encoding) == sample.encode("ascii")
+    except (LookupError, UnicodeError):
+        return False  # its analysis reports an unknown encoding
 
 
 def _content(unit: Unit) -> bytes | None:

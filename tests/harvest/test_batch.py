@@ -6,6 +6,7 @@ import codecs
 import concurrent.futures
 import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -78,6 +79,21 @@ def test_outcomes_come_in_order_as_soon_as_no_later_phase_can_change_them(tmp_pa
     # a and b as soon as each is analysed; c after the whole first phase and its own second analysis; d and e with it
     assert [count for _, count in seen] == [1, 2, 6, 6, 6]
     assert analysed[5] == names[2]
+
+
+def test_ddl_is_found_in_a_files_bytes_and_in_the_text_of_files_whose_keywords_are_not_ascii(tmp_path) -> None:
+    ddl, ctas = "CREATE TABLE dwh.t (id INT)", "CREATE TABLE dwh.u AS SELECT 1 AS id"
+    (tmp_path / "utf8").mkdir()
+    (tmp_path / "utf8" / "ddl.sql").write_text("-- é\n" + ddl, encoding="utf-8")
+    (tmp_path / "utf8" / "ctas.sql").write_text(ctas, encoding="utf-8")
+    (tmp_path / "utf8" / "utf16.sql").write_bytes(codecs.BOM_UTF16_LE + ddl.encode("utf-16-le"))
+    (tmp_path / "ebcdic").mkdir()
+    (tmp_path / "ebcdic" / "ddl.sql").write_bytes(ddl.encode("cp500"))
+    found = {}
+    for folder, encoding in (("utf8", None), ("ebcdic", "cp500")):
+        plan = plan_harvest([tmp_path / folder], HarvestOptions("hive", encoding=encoding))
+        found |= {"/".join(Path(unit.display).parts[-2:]): batch._declares_tables(unit) for unit in plan.units}
+    assert found == {"utf8/ddl.sql": True, "utf8/ctas.sql": False, "utf8/utf16.sql": True, "ebcdic/ddl.sql": True}
 
 
 def test_cached_and_parallel_harvests_equal_the_plain_one(tmp_path) -> None:
