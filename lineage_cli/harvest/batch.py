@@ -15,9 +15,11 @@ Each phase's result for a unit is cached (``cache.py``) under a key of everythin
 (its text, its options -- variables, defaults, dialect --, the schema it saw, the tool version),
 so changing one file re-parses that file.  A unit's analysis is a pure function of the unit and the phase's
 schema snapshot (``analyze_unit``), so a phase may run anywhere: ``analyse`` runs it on a cluster
-(``lineage_cli.spark``).  The graph is then the merge of the units' shards (``shards.py``), in unit order, in
+(``lineage_cli.spark``).  The graph is the merge of the units' shards (``shards.py``), in unit order, in
 this process: statements, then what the manifest says about each step (``flows.py``), dbt's datasets,
-DEFAULT links.  When no input changed at all, the last harvest is recalled whole instead.
+DEFAULT links.  Each outcome is merged as soon as no later phase can change it (those before it are in, and it
+left nothing unresolved), while the workers go on, and is let go: the parent of a large harvest holds its graph,
+not every unit's analysis too.  When no input changed at all, the last harvest is recalled whole instead.
 """
 
 from __future__ import annotations
