@@ -265,7 +265,12 @@ class _Pool:
         workers = min(self.jobs, len(tasks))
         chunk = max(1, min(16, len(tasks) // (workers * 4)))
         with ProcessPoolExecutor(workers, initializer=_set_phase_catalog, initargs=(catalog,)) as executor:
-            yield from executor.map(analyze_file, tasks, chunksize=chunk)
+            outcomes = executor.map(analyze_file, tasks, chunksize=chunk)
+            if self.cache.directory is not None:
+                # The cache keeps the graph as the store's arrays: their numpy is imported while the workers
+                # parse, not after them, when this process alone would be at work.
+                import lineage_cli.store.arrays  # noqa: F401
+            yield from outcomes
 
 
 def usable_cpus() -> int:
