@@ -55,10 +55,10 @@ class _Arrays:
 
 
 def _entries(
-    adjacency: tuple[np.ndarray, np.ndarray, np.ndarray], nodes: np.ndarray, keep: np.ndarray
+    adjacency: tuple[np.ndarray, np.ndarray, np.ndarray], nodes: np.ndarray, keep: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(origin, neighbour, attributes, index)`` of the adjacency entries of ``nodes`` whose attributes ``keep``
-    (a lookup table over packed attributes) admits."""
+    (a lookup table over packed attributes; None: every entry) admits."""
     import numpy as np
 
     offsets, neighbours, attributes = adjacency
@@ -70,6 +70,8 @@ def _entries(
     index = _slices(starts, counts, counts.cumsum(), merge=True)
     origin = nodes.repeat(counts)
     packed = attributes.take(index)
+    if keep is None:  # (a plan of every edge type: no entry to filter out, nor copies of the kept ones to make)
+        return origin, neighbours.take(index), packed, index
     kept = keep.take(packed).nonzero()[0]
     index = index.take(kept)
     return origin.take(kept), neighbours.take(index), packed.take(kept), index
@@ -85,7 +87,9 @@ def tied_walk(
 
     down = direction == "down"
     arrays = _Arrays(store, down)
-    keep = _type_filter(mask)
+    keep: np.ndarray | None = _type_filter(mask)
+    if keep.all():
+        keep = None
     followed = np.ones(256, dtype=np.bool_)
     followed[list(unfollowed)] = False
     tied = bool(mask & EdgeType.PREDICATE.bit)
