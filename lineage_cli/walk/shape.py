@@ -312,14 +312,17 @@ def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
     import numpy as np
 
     nodes, hops, sources, targets, attributes = walk.columns()
-    order = np.argsort(nodes, kind="stable")  # id order is name order
-    ids = nodes.take(order)
+    if bool((nodes[1:] > nodes[:-1]).all()):  # (a tied walk's nodes are in id order already)
+        ids, depths = nodes, hops
+    else:
+        order = np.argsort(nodes, kind="stable")  # id order is name order
+        ids, depths = nodes.take(order), hops.take(order)
     names = store.names_of(ids)
     kind_values = store.numpy_array("node_kind").take(ids)
     labels, known = _kind_arrays()
     if not known.take(kind_values).all():
         _checked([None])
-    answer = ResultColumns(names=names, kinds=labels.take(kind_values).tolist(), depths=hops.take(order).tolist())
+    answer = ResultColumns(names=names, kinds=labels.take(kind_values).tolist(), depths=depths.tolist())
     _add_roles(store, ids, answer)
     if _has_files(store) and (store.numpy_array("node_file").take(ids) >= 0).any():
         _add_provenance(store, ids.tolist(), answer)

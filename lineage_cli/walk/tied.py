@@ -279,7 +279,8 @@ def _walk(
     deeper = arrays.step.take(arrays.kinds.take(nodes)) & np.logical_not(_within(first, nodes))
     hops += deeper
     dtype = arrays.attribute_type
-    sources = np.concatenate([source.astype(np.int32) for source, _, _ in arcs] or [np.empty(0, np.int32)])
-    targets = np.concatenate([target.astype(np.int32) for _, target, _ in arcs] or [np.empty(0, np.int32)])
-    attributes = np.concatenate([packed.astype(dtype) for _, _, packed in arcs] or [np.empty(0, dtype)])
+    # (cast as they are joined: no copy of each arc array first)
+    sources = np.concatenate([source for source, _, _ in arcs] or [np.empty(0, np.int32)], dtype=np.int32)
+    targets = np.concatenate([target for _, target, _ in arcs] or [np.empty(0, np.int32)], dtype=np.int32)
+    attributes = np.concatenate([packed for _, _, packed in arcs] or [np.empty(0, dtype)], dtype=dtype)
     return Walk(nodes, hops, sources, targets, attributes)
