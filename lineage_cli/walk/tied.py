@@ -144,11 +144,14 @@ def _gated(
     import numpy as np
 
     kinds = arrays.kinds
-    onto_table = (packed & TYPE_MASK == PREDICATE) & (kinds.take(origin) == COLUMN) & (kinds.take(neighbour) != COLUMN)
+    # the predicate entries first, then the kinds of their ends only: a gather of every entry's would cost more
+    predicates = ((packed & TYPE_MASK) == PREDICATE).nonzero()[0]
+    gated = neighbour.take(predicates)
+    onto_table = (kinds.take(origin.take(predicates)) == COLUMN) & (kinds.take(gated) != COLUMN)
     if not onto_table.any():
         return [], []
-    statements = arrays.statements.take(index.compress(onto_table))
-    pairs = _sorted_distinct(_key(statements, neighbour.compress(onto_table)))  # (statement, table), each once
+    statements = arrays.statements.take(index.take(predicates.compress(onto_table)))
+    pairs = _sorted_distinct(_key(statements, gated.compress(onto_table)))  # (statement, table), each once
     statements, tables = (pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(np.int32)
     unknown = statements < 0
     table, column, _, _ = _entries(arrays.fwd, tables.compress(unknown), _type_filter(EdgeType.CONTAINS.bit))
