@@ -171,9 +171,9 @@ def _csr(
             block <<= width
             block |= values
     packed.sort()
-    nodes, attributes, statements = _unpacked(packed, widths[1:], with_statements)
-    yield f"{prefix}_node", nodes
-    del nodes
+    neighbours, attributes, statements = _unpacked(packed, widths[1:], with_statements)
+    yield f"{prefix}_node", neighbours
+    del neighbours
     yield f"{prefix}_attr", attributes
     del attributes
     if with_statements:  # (no edge with a statement: all -1, made once the other sections are written)
@@ -200,7 +200,7 @@ def _unpacked(
     """
     rank_width, neighbour_width, statement_width, flag_width = widths
     count = packed.size
-    nodes, attributes = np.empty(count, dtype="<i4"), np.empty(count, dtype="<u2")
+    neighbours, attributes = np.empty(count, dtype="<i4"), np.empty(count, dtype="<u2")
     statements = np.empty(count, dtype="<i4") if with_statements and statement_width else None
     for start in reversed(range(0, count, _STEP)):
         block, end = packed[start:], start + _STEP
@@ -210,12 +210,12 @@ def _unpacked(
         if statements is not None:
             statements[start:end] = (block >> flag_width & ((1 << statement_width) - 1)) - 1
         block >>= flag_width + statement_width
-        nodes[start:end] = block & ((1 << neighbour_width) - 1)
+        neighbours[start:end] = block & ((1 << neighbour_width) - 1)
         block >>= neighbour_width
         part |= (block & ((1 << rank_width) - 1) & TYPE_MASK).astype(np.uint16)  # a slice rank ends in its type
         del block, part
         packed.resize(start, refcheck=False)  # the unpacked edges' memory goes back
-    return nodes, attributes, statements
+    return neighbours, attributes, statements
 
 
 def _write_file(out: BinaryIO, arrays: Iterator[tuple[str, np.ndarray]], nodes: int, edges: int) -> int:
