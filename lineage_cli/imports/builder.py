@@ -193,8 +193,11 @@ class EdgeListBuilder:
     def build(self) -> tuple[GraphArrays, np.ndarray]:
         """The graph, and the input line each of its nodes was first named on; empties the builder."""
         return_free_heap()  # the rows' strings are gone, but the heap keeps their pages (10 MB at 5M rows)
+        count = self.names.count
+        # The edges packed before the names are sorted, by the nodes' numbers as met and renumbered after: the
+        # sort's temporaries, an import's peak, then come on top of 8 bytes an edge, not the columns' 10.
+        packed = _packed(self.sources, self.targets, self.attributes, count) if _packs(count) else None
         blob, offsets, by_rank = self.names.table()
-        count = by_rank.size
         rank = np.empty_like(by_rank)
         rank[by_rank] = np.arange(count, dtype=np.int32)
         kinds = self.kinds.joined()[by_rank]
@@ -202,8 +205,9 @@ class EdgeListBuilder:
         containers = np.full(count, -1, dtype="<i4")
         for columns, tables in zip(self.columns.taken(), self.tables.taken(), strict=True):
             containers[rank[columns]] = rank[tables]
-        if _PACKED_BITS + 2 * _node_bits(count) <= 63:
-            edges = _deduped(_packed(rank, self.sources, self.targets, self.attributes), _node_bits(count))
+        if packed is not None:
+            _renumbered(packed, rank)
+            edges = _deduped(packed, _node_bits(count))
         else:
             sources, targets = (rank[part.joined()] for part in (self.sources, self.targets))
             edges = dedupe_edges(sources, targets, self.attributes.joined(), _same(-1, sources.size))
@@ -224,22 +228,41 @@ def _node_bits(count: int) -> int:
     return max(count - 1, 1).bit_length()
 
 
-def _packed(rank: np.ndarray, sources: _Column, targets: _Column, attributes: _Column) -> np.ndarray:
-    """The columns' edges packed, their nodes renumbered by ``rank``; each block of the columns goes once packed."""
-    width = _node_bits(rank.size)
+def _packs(count: int) -> bool:
+    """Whether the edges among ``count`` nodes fit an int64 packed."""
+    return _PACKED_BITS + 2 * _node_bits(count) <= 63
+
+
+def _packed(sources: _Column, targets: _Column, attributes: _Column, count: int) -> np.ndarray:
+    """The columns' edges among ``count`` nodes packed; each block of the columns goes once packed."""
+    width = _node_bits(count)
     packed = np.empty(sources.size, dtype=np.int64)  # its pages are taken as they are written
     at = 0
     for source, target, attribute in zip(sources.taken(), targets.taken(), attributes.taken(), strict=True):
         block = packed[at : at + source.size]
         block[:] = attribute & TYPE_MASK
         block <<= width
-        block |= rank[target]
+        block |= target
         block <<= width
-        block |= rank[source]
+        block |= source
         block <<= _FLAG_BITS
         block |= attribute >> TYPE_BITS
         at += source.size
     return packed
+
+
+def _renumbered(packed: np.ndarray, rank: np.ndarray) -> None:
+    """Renumber the packed edges' nodes by ``rank``, in place, a block at a time."""
+    width = _node_bits(rank.size)
+    mask = (1 << width) - 1
+    for start in range(0, packed.size, _STEP):
+        block = packed[start : start + _STEP]
+        nodes = rank.take(block >> (_FLAG_BITS + width) & mask).astype(np.int64)  # the targets
+        nodes <<= width
+        nodes |= rank.take(block >> _FLAG_BITS & mask)  # and the sources
+        nodes <<= _FLAG_BITS
+        block &= ~(((1 << 2 * width) - 1) << _FLAG_BITS)
+        block |= nodes
 
 
 class _Column:

@@ -138,7 +138,8 @@ class Vocabulary:
     def table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The names sorted by their bytes: their blob, offsets (n + 1) and the node of each, releasing ``self``."""
         del self._hashes, self._slots, self._collided
-        starts, lengths = self._starts[: self.count], np.diff(self._starts[: self.count + 1])
+        # lengths as int32 (no name is 2 GB long): the sort's copies of them, and their masks, take half as much
+        starts, lengths = self._starts[: self.count], np.diff(self._starts[: self.count + 1]).astype(np.int32)
         by_rank = order(self._blob, starts, lengths)
         offsets = np.zeros(self.count + 1, dtype="<u8")
         np.cumsum(lengths[by_rank], out=offsets[1:])
@@ -170,13 +171,24 @@ def _words(blob: np.ndarray) -> np.ndarray:
     return np.ndarray((blob.size - 7,), dtype=">u8", buffer=blob, strides=(1,))
 
 
-def _word(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, index: int) -> np.ndarray:
-    """Word ``index`` of each name, the bytes past its end zeroed (a name's bytes compare as big-endian words)."""
+def _word(
+    words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, index: int, names: np.ndarray | None = None
+) -> np.ndarray:
+    """Word ``index`` of each name (of the names ``names`` picks, when given), the bytes past its end zeroed (a
+    name's bytes compare as big-endian words)."""
     at = 8 * index
-    word = words[starts + at].view(np.uint64)
+    if names is None:
+        where = starts + at
+    else:
+        where = starts.take(names)
+        where += at
+    word = words[where].view(np.uint64)
     word.byteswap(inplace=True)  # the big-endian words' values, without a copy
-    ending = np.flatnonzero(lengths < at + 8)
-    word[ending] &= _KEEP[np.maximum(lengths[ending] - at, 0)]
+    # Every word masked by how many of its bytes are the name's (8: all), counted in the positions' buffer: when
+    # most names end in this word, gathering them or their counts would cost more int64 temporaries of every name.
+    np.subtract(lengths if names is None else lengths.take(names), at, out=where)
+    np.clip(where, 0, 8, out=where)
+    word &= _KEEP.take(where)
     return word
 
 
@@ -247,7 +259,7 @@ def order(blob: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarr
     # the first round sorts every name, and its temporaries set an import's peak memory.
     while tied.size:
         names = ranked[tied]
-        word = _word(words, starts[names], lengths[names], index)
+        word = _word(words, starts, lengths, index, names)
         limit = 8 * index + 9  # a clipped length of 8 * index + 9: the name goes on past this word
         clipped = np.minimum(lengths[names], limit).astype(np.uint8 if limit < 256 else np.int32)
         by = np.lexsort((clipped, word) if group is None else (clipped, word, group))

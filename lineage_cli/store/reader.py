@@ -193,7 +193,7 @@ class Store:
             made[:] = [text[start:end] for start, end in zip(starts, ends, strict=True)]
             kept[new] = made
             named[new] = True
-        return kept.take(nodes).tolist()
+        return gathered(kept, nodes)
 
     def _decoded_names(self, asked: int) -> str | None:
         """The whole string table as one ``str``, once this session has asked for more names than an eighth of
@@ -366,6 +366,26 @@ class Store:
             # Later hits in this name add nothing; a hit running past its end is not in it (nor are later ones).
             position = mapped.find(literal, at + offsets[node + 1], end)
         return [node for node in found if mapped.find(literal, at + offsets[node], at + offsets[node + 1]) >= 0]
+
+
+def gathered(objects: np.ndarray, picks: np.ndarray) -> list[Any]:
+    """``objects.take(picks).tolist()`` (an object array), a block of picks at a time when they are many.
+
+    Each object is touched three times, by the take's reference, the list's and the taken block's release; a
+    block's objects are still in the cache for the second and third, so a wide answer's edge ends, scattered
+    over more names than the cache holds, cost a cache miss a name, not three (40% of the time of 2.3M edge
+    targets).  Fewer picks touch fewer objects, which stay in the cache anyway: blocks would only cost a copy.
+    """
+    if picks.size <= _SCATTERED:
+        return objects.take(picks).tolist()
+    listed: list[Any] = [None] * picks.size
+    for start in range(0, picks.size, _GATHERED):
+        listed[start : start + _GATHERED] = objects.take(picks[start : start + _GATHERED]).tolist()
+    return listed
+
+
+_GATHERED = 1 << 13  # objects gathered a block at a time: a block's fit in the cache
+_SCATTERED = 1 << 19  # picks from which blocks pay: names of some 80 bytes, tens of MB of them
 
 
 def like_regex(pattern: str) -> re.Pattern[str]:

@@ -40,7 +40,7 @@ from lineage_cli.store.layout import (
     pack_header,
     slice_rank,
 )
-from lineage_cli.store.roles import role_codes
+from lineage_cli.store.roles import edge_counts, role_codes
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +143,10 @@ def _csr(
     Edges sort by origin, slice rank, neighbour, statement: a deduplicated graph has no two edges alike.
     """
     offsets = np.zeros(nodes + 1, dtype="<i8")
-    np.cumsum(np.bincount(origin, minlength=nodes), out=offsets[1:])
+    np.cumsum(edge_counts(origin, nodes), out=offsets[1:])
     yield f"{prefix}_offsets", offsets
     del offsets
-    yield f"{prefix}_split", np.bincount(origin[rank < 1 << TYPE_BITS], minlength=nodes).astype("<i4")
+    yield f"{prefix}_split", edge_counts(origin, nodes, rank < 1 << TYPE_BITS).astype("<i4")
     widths = (_bits(origin), _bits(rank), _bits(neighbour), _bits(graph.statements + 1), _FLAG_BITS)
     if sum(widths) > 63:
         order = sort_order((graph.statements + 1, neighbour, rank, origin))
@@ -171,15 +171,13 @@ def _csr(
             block <<= width
             block |= values
     packed.sort()
-    flag_width, statement_width, neighbour_width, rank_width = widths[:0:-1]
-    yield f"{prefix}_node", _unpacked(packed, flag_width + statement_width, neighbour_width, "<i4")
-    attributes = _unpacked(packed, flag_width + statement_width + neighbour_width, rank_width, "<u2")
-    attributes &= TYPE_MASK  # a slice rank ends in its type
-    attributes |= _unpacked(packed, 0, flag_width, "<u2") << np.uint16(TYPE_BITS)
+    neighbours, attributes, statements = _unpacked(packed, widths[1:], with_statements)
+    yield f"{prefix}_node", neighbours
+    del neighbours
     yield f"{prefix}_attr", attributes
     del attributes
-    if with_statements:
-        yield f"{prefix}_statement", _unpacked(packed, flag_width, statement_width, "<i4") - np.int32(1)
+    if with_statements:  # (no edge with a statement: all -1, made once the other sections are written)
+        yield f"{prefix}_statement", np.full(origin.size, -1, dtype="<i4") if statements is None else statements
 
 
 _FLAG_BITS = 16 - TYPE_BITS  # an attribute's subtype flags
@@ -191,12 +189,33 @@ def _bits(values: np.ndarray) -> int:
     return int(values.max()).bit_length() if values.size else 0
 
 
-def _unpacked(packed: np.ndarray, shift: int, width: int, dtype: str) -> np.ndarray:
-    """The ``width`` bits of each packed edge above its lowest ``shift`` bits."""
-    values = np.empty(packed.size, dtype=dtype)
-    for start in range(0, packed.size, _STEP):
-        values[start : start + _STEP] = packed[start : start + _STEP] >> shift & ((1 << width) - 1)
-    return values
+def _unpacked(
+    packed: np.ndarray, widths: tuple[int, ...], with_statements: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The neighbours, attributes and statements (None without statements, or when no edge has one) of the sorted
+    ``packed`` edges, whose fields have the ``widths`` of rank, neighbour, statement and subtype flags.
+
+    They are unpacked from the end a block at a time, ``packed`` shrinking as they are: no step holds all the
+    packed edges beside their sections (which, at 5M edges, set an import's peak memory).
+    """
+    rank_width, neighbour_width, statement_width, flag_width = widths
+    count = packed.size
+    neighbours, attributes = np.empty(count, dtype="<i4"), np.empty(count, dtype="<u2")
+    statements = np.empty(count, dtype="<i4") if with_statements and statement_width else None
+    for start in reversed(range(0, count, _STEP)):
+        block, end = packed[start:], start + _STEP
+        part = attributes[start:end]
+        part[:] = block & ((1 << flag_width) - 1)
+        part <<= np.uint16(TYPE_BITS)
+        if statements is not None:
+            statements[start:end] = (block >> flag_width & ((1 << statement_width) - 1)) - 1
+        block >>= flag_width + statement_width
+        neighbours[start:end] = block & ((1 << neighbour_width) - 1)
+        block >>= neighbour_width
+        part |= (block & ((1 << rank_width) - 1) & TYPE_MASK).astype(np.uint16)  # a slice rank ends in its type
+        del block, part
+        packed.resize(start, refcheck=False)  # the unpacked edges' memory goes back
+    return neighbours, attributes, statements
 
 
 def _write_file(out: BinaryIO, arrays: Iterator[tuple[str, np.ndarray]], nodes: int, edges: int) -> int:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineage_cli.model import EdgeType, NodeFlag, NodeKind, Subtype, subtypes_from_flags
 from lineage_cli.store.layout import TYPE_BITS, TYPE_MASK, pack_attributes
-from lineage_cli.store.reader import Store
+from lineage_cli.store.reader import Store, gathered
 from lineage_cli.store.roles import node_roles
 from lineage_cli.walk.result import ResultColumns
 from lineage_cli.walk.traverse import Walk
@@ -312,25 +312,27 @@ def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
     import numpy as np
 
     nodes, hops, sources, targets, attributes = walk.columns()
-    order = np.argsort(nodes, kind="stable")  # id order is name order
-    ids = nodes.take(order)
+    if bool((nodes[1:] > nodes[:-1]).all()):  # (a tied walk's nodes are in id order already)
+        ids, depths = nodes, hops
+    else:
+        order = np.argsort(nodes, kind="stable")  # id order is name order
+        ids, depths = nodes.take(order), hops.take(order)
     names = store.names_of(ids)
     kind_values = store.numpy_array("node_kind").take(ids)
     labels, known = _kind_arrays()
     if not known.take(kind_values).all():
         _checked([None])
-    answer = ResultColumns(names=names, kinds=labels.take(kind_values).tolist(), depths=hops.take(order).tolist())
+    answer = ResultColumns(names=names, kinds=labels.take(kind_values).tolist(), depths=depths.tolist())
     _add_roles(store, ids, answer)
     if _has_files(store) and (store.numpy_array("node_file").take(ids) >= 0).any():
         _add_provenance(store, ids.tolist(), answer)
     _add_expressions(store, ids, answer)
-    pairs, kinds, flags = _distinct_edges(sources, targets, attributes)
-    ends = (pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(np.int32)
+    edge_sources, edge_targets, kinds, flags = _distinct_edges(sources, targets, attributes)
     if store.keeps_names:  # the session keeps every name it made: the edges' ends are the nodes just named
-        answer.sources, answer.targets = store.names_of(ends[0]), store.names_of(ends[1])
+        answer.sources, answer.targets = store.names_of(edge_sources), store.names_of(edge_targets)
     else:
         named = np.array(names, dtype=object)
-        answer.sources, answer.targets = (_names_of(store, ids, named, end) for end in ends)
+        answer.sources, answer.targets = (_names_of(store, ids, named, end) for end in (edge_sources, edge_targets))
     answer.types = _lookup(kinds, _edge_label)
     answer.subtypes = _lookup(flags, _subtypes)
     return answer
@@ -338,35 +340,45 @@ def _columns_of_arrays(store: Store, walk: Walk) -> ResultColumns:
 
 def _distinct_edges(
     sources: np.ndarray, targets: np.ndarray, attributes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct edges in answer order: ``source << 32 | target`` keys, types and subtype flags.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct edges in answer order: sources, targets (i4), types and subtype flags.
 
     Each edge's *detail* is its type's label rank above its shown subtype flags.  When every edge has the same
-    detail, as folded table lineage has, sorting the (source, target) keys suffices, and a sorted one is not
-    sorted again; otherwise source, target and detail are packed into one int64 where they fit (a plain sort,
-    several times a two-key lexsort's speed), else lexsorted.
+    detail, as folded table lineage has, sorting the ``source << 32 | target`` keys suffices, and a sorted one
+    is not sorted again; otherwise source, target and detail are packed into one int64 where they fit (a plain
+    sort, several times a two-key lexsort's speed), else lexsorted.
     """
     import numpy as np
 
     detail = _details(attributes)
-    pairs = (sources.astype(np.int64) << 32) | targets.astype(np.int64)
     if detail.size == 0 or bool((detail == detail[0]).all()):
+        pairs = (sources.astype(np.int64) << 32) | targets.astype(np.int64)
         if not bool((pairs[1:] > pairs[:-1]).all()):
             pairs = _sorted_distinct(pairs)
         detail = detail[: pairs.size]
+        sources, targets = _ends(pairs)
     else:
         node_bits = int(max(sources.max(), targets.max())).bit_length()
         if 2 * node_bits + _DETAIL_BITS <= 63:
-            pairs, detail = _distinct_packed(sources, targets, detail, node_bits)
+            sources, targets, detail = _distinct_packed(sources, targets, detail, node_bits)
         else:
+            pairs = (sources.astype(np.int64) << 32) | targets.astype(np.int64)
             order = np.lexsort((detail, pairs))
             pairs, detail = pairs.take(order), detail.take(order)
             distinct = np.ones(pairs.size, dtype=np.bool_)
             np.not_equal(pairs[1:], pairs[:-1], out=distinct[1:])
             distinct[1:] |= detail[1:] != detail[:-1]
             pairs, detail = pairs.compress(distinct), detail.compress(distinct)
+            sources, targets = _ends(pairs)
     kinds = np.array(_RANK_KINDS, dtype=np.int64).take(detail >> _FLAG_BITS)
-    return pairs, kinds, detail & KNOWN_FLAGS
+    return sources, targets, kinds, detail & KNOWN_FLAGS
+
+
+def _ends(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sources and targets (i4) of ``source << 32 | target`` keys."""
+    import numpy as np
+
+    return (pairs >> 32).astype(np.int32), (pairs & LOW_32).astype(np.int32)
 
 
 _DETAILS: list[np.ndarray] = []  # the detail of every u16 attributes value, made on first use
@@ -388,9 +400,9 @@ def _details(attributes: np.ndarray) -> np.ndarray:
 
 def _distinct_packed(
     sources: np.ndarray, targets: np.ndarray, detail: np.ndarray, node_bits: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct ``(source << 32 | target, detail)`` in order, each edge packed into one int64 (source, target
-    and detail from the high bits down), sorted, then read apart."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct ``(source, target, detail)`` in order, each edge packed into one int64 (source, target and detail
+    from the high bits down), sorted, then read apart: sources and targets (i4), details."""
     import numpy as np
 
     keys = sources.astype(np.int64) << node_bits
@@ -399,10 +411,15 @@ def _distinct_packed(
     keys |= detail
     keys.sort()
     if keys.size > 1:
-        keys = keys.compress(np.concatenate(([True], keys[1:] != keys[:-1])))
-    pairs = keys >> (_DETAIL_BITS + node_bits) << 32
-    pairs |= keys >> _DETAIL_BITS & ((1 << node_bits) - 1)
-    return pairs, keys & ((1 << _DETAIL_BITS) - 1)
+        distinct = np.empty(keys.size, dtype=np.bool_)
+        distinct[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=distinct[1:])
+        keys = keys.compress(distinct)
+    detail = keys & ((1 << _DETAIL_BITS) - 1)
+    keys >>= _DETAIL_BITS
+    targets = (keys & ((1 << node_bits) - 1)).astype(np.int32)
+    keys >>= node_bits
+    return keys.astype(np.int32), targets, detail
 
 
 def _names_of(store: Store, ids: np.ndarray, names: np.ndarray, nodes: np.ndarray) -> list[str]:
@@ -420,7 +437,7 @@ def _names_of(store: Store, ids: np.ndarray, names: np.ndarray, nodes: np.ndarra
     position = where.take(nodes)
     np.clip(position, 0, ids.size - 1, out=position)  # (an entry no id set holds anything)
     if bool((ids.take(position) == nodes).all()):
-        return names.take(position).tolist()
+        return gathered(names, position)
     return store.names_of(nodes)  # an edge end that is not a walked node: name it from the store
 
 

@@ -55,10 +55,10 @@ class _Arrays:
 
 
 def _entries(
-    adjacency: tuple[np.ndarray, np.ndarray, np.ndarray], nodes: np.ndarray, keep: np.ndarray
+    adjacency: tuple[np.ndarray, np.ndarray, np.ndarray], nodes: np.ndarray, keep: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(origin, neighbour, attributes, index)`` of the adjacency entries of ``nodes`` whose attributes ``keep``
-    (a lookup table over packed attributes) admits."""
+    (a lookup table over packed attributes; None: every entry) admits."""
     import numpy as np
 
     offsets, neighbours, attributes = adjacency
@@ -70,6 +70,8 @@ def _entries(
     index = _slices(starts, counts, counts.cumsum(), merge=True)
     origin = nodes.repeat(counts)
     packed = attributes.take(index)
+    if keep is None:  # (a plan of every edge type: no entry to filter out, nor copies of the kept ones to make)
+        return origin, neighbours.take(index), packed, index
     kept = keep.take(packed).nonzero()[0]
     index = index.take(kept)
     return origin.take(kept), neighbours.take(index), packed.take(kept), index
@@ -85,7 +87,9 @@ def tied_walk(
 
     down = direction == "down"
     arrays = _Arrays(store, down)
-    keep = _type_filter(mask)
+    keep: np.ndarray | None = _type_filter(mask)
+    if keep.all():
+        keep = None
     followed = np.ones(256, dtype=np.bool_)
     followed[list(unfollowed)] = False
     tied = bool(mask & EdgeType.PREDICATE.bit)
@@ -140,11 +144,14 @@ def _gated(
     import numpy as np
 
     kinds = arrays.kinds
-    onto_table = (packed & TYPE_MASK == PREDICATE) & (kinds.take(origin) == COLUMN) & (kinds.take(neighbour) != COLUMN)
+    # the predicate entries first, then the kinds of their ends only: a gather of every entry's would cost more
+    predicates = ((packed & TYPE_MASK) == PREDICATE).nonzero()[0]
+    gated = neighbour.take(predicates)
+    onto_table = (kinds.take(origin.take(predicates)) == COLUMN) & (kinds.take(gated) != COLUMN)
     if not onto_table.any():
         return [], []
-    statements = arrays.statements.take(index.compress(onto_table))
-    pairs = _sorted_distinct(_key(statements, neighbour.compress(onto_table)))  # (statement, table), each once
+    statements = arrays.statements.take(index.take(predicates.compress(onto_table)))
+    pairs = _sorted_distinct(_key(statements, gated.compress(onto_table)))  # (statement, table), each once
     statements, tables = (pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(np.int32)
     unknown = statements < 0
     table, column, _, _ = _entries(arrays.fwd, tables.compress(unknown), _type_filter(EdgeType.CONTAINS.bit))
@@ -275,7 +282,8 @@ def _walk(
     deeper = arrays.step.take(arrays.kinds.take(nodes)) & np.logical_not(_within(first, nodes))
     hops += deeper
     dtype = arrays.attribute_type
-    sources = np.concatenate([source.astype(np.int32) for source, _, _ in arcs] or [np.empty(0, np.int32)])
-    targets = np.concatenate([target.astype(np.int32) for _, target, _ in arcs] or [np.empty(0, np.int32)])
-    attributes = np.concatenate([packed.astype(dtype) for _, _, packed in arcs] or [np.empty(0, dtype)])
+    # (cast as they are joined: no copy of each arc array first)
+    sources = np.concatenate([source for source, _, _ in arcs] or [np.empty(0, np.int32)], dtype=np.int32)
+    targets = np.concatenate([target for _, target, _ in arcs] or [np.empty(0, np.int32)], dtype=np.int32)
+    attributes = np.concatenate([packed for _, _, packed in arcs] or [np.empty(0, dtype)], dtype=dtype)
     return Walk(nodes, hops, sources, targets, attributes)

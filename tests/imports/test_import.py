@@ -551,6 +551,30 @@ def test_edges_too_wide_to_pack_are_deduplicated_as_packed_ones(tmp_path, monkey
     assert len(projection) == 1 and projection[0][2] >> 4 == Subtype.IDENTITY.bit | Subtype.FILTER.bit
 
 
+def test_edges_packed_by_their_nodes_as_met_are_renumbered_by_rank(tmp_path, monkeypatch) -> None:
+    """The packed edges are numbered by their nodes as met, then renumbered by name rank a block at a time: whatever
+    the blocks, the same distinct edges by type, target and source, and the edges ``dedupe_edges`` makes."""
+    from lineage_cli.imports import builder
+
+    names = [name for name in hostile_names() if name and "\x00" not in name]
+    rows = [f"{source}\t{target}\tflow" for source, target in zip(names, names[5:] + names[:5], strict=True)]
+    rows += [f"{target}\t{source}\tflow" for source, target in zip(names[::3], names[1::3], strict=False)]
+    path = tmp_path / "e.tsv"
+    path.write_text("source\ttarget\ttype\n" + "\n".join(rows + rows[:40]) + "\n")
+
+    def edge_arrays() -> list[list[int]]:
+        graph = import_file(path, "tsv")[0]
+        return [part.tolist() for part in (graph.sources, graph.targets, graph.attributes, graph.statements)]
+
+    packed = edge_arrays()
+    monkeypatch.setattr(builder, "_STEP", 7)  # blocks of a few edges: renumbered and unpacked across their ends
+    assert edge_arrays() == packed
+    edges = list(zip(*packed, strict=True))
+    assert len(set(edges)) == len(edges) and edges == sorted(edges, key=lambda edge: (edge[2], edge[1], edge[0]))
+    monkeypatch.setattr(builder, "_PACKED_BITS", 64)  # too wide to pack: ``dedupe_edges``, in its own order
+    assert sorted(zip(*edge_arrays(), strict=True)) == sorted(edges)
+
+
 @pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8, 13, 64])
 def test_lines_split_as_readline_splits_them_whatever_the_chunk(tmp_path, monkeypatch, chunk) -> None:
     """CR, LF and CRLF end lines wherever a chunk's read cuts them (a CRLF too); a line too long is one line."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import os
@@ -381,14 +382,29 @@ def test_a_statement_read_approximately_keeps_its_flag_through_the_store_and_a_m
 def test_the_packed_csr_sort_writes_what_the_argsort_writes(tmp_path, warehouse_store, monkeypatch) -> None:
     """Edges sorted packed in one int64 each (origin, rank, neighbour, statement, flags) make the same file
     as the argsort of their keys, which a graph too wide to pack takes: every edge type, statements, subtypes."""
-    from lineage_cli.store.arrays import from_store
+    from lineage_cli.store import roles
+    from lineage_cli.store.arrays import dedupe_edges, from_store
 
     graph = from_store(open_store(warehouse_store))
     assert len(set((graph.attributes & 15).tolist())) >= 5 and (graph.statements >= 0).any()
-    write_store(graph, tmp_path / "packed.lin", {})
+    no_statements = np.full(graph.edge_count, -1, dtype="<i4")  # as an import's edges have none
+    edges = dedupe_edges(graph.sources, graph.targets, graph.attributes, no_statements)
+    sources, targets, attributes, statements = edges
+    unstated = dataclasses.replace(
+        graph, sources=sources, targets=targets, attributes=attributes, statements=statements
+    )
+    for name, written in (("packed", graph), ("unstated", unstated)):
+        write_store(written, tmp_path / f"{name}.lin", {})
+    with monkeypatch.context() as small:  # blocks of a few edges: unpacked and counted across their ends
+        small.setattr(writer, "_STEP", 7)
+        small.setattr(roles, "_BLOCK", 5)
+        write_store(graph, tmp_path / "blocks.lin", {})
     monkeypatch.setattr(writer, "_FLAG_BITS", 64)  # too wide: the argsort
-    write_store(graph, tmp_path / "sorted.lin", {})
-    assert (tmp_path / "packed.lin").read_bytes() == (tmp_path / "sorted.lin").read_bytes()
+    for name, written in (("sorted", graph), ("unstated-sorted", unstated)):
+        write_store(written, tmp_path / f"{name}.lin", {})
+    packed = (tmp_path / "packed.lin").read_bytes()
+    assert packed == (tmp_path / "sorted.lin").read_bytes() == (tmp_path / "blocks.lin").read_bytes()
+    assert (tmp_path / "unstated.lin").read_bytes() == (tmp_path / "unstated-sorted.lin").read_bytes()
 
 
 def test_a_statements_text_and_dialect_round_trip_and_a_damaged_dialect_list_is_a_store_error(

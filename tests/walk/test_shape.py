@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from lineage_cli.emit.jsonfmt import to_json
 from lineage_cli.model import EdgeType, NodeKind
+from lineage_cli.store import reader
 from lineage_cli.store.arrays import GraphArrays
 from lineage_cli.store.reader import Store, longest_literal, open_store
 from lineage_cli.store.writer import write_store
@@ -72,6 +73,11 @@ def test_numpy_and_python_shaping_give_the_same_answer(
         with monkeypatch.context() as wide:  # nodes too many to pack an edge in an int64: the two-key sort
             wide.setattr(shape, "_DETAIL_BITS", 64)
             assert answer(store, numpy).edges == mine.edges
+        with monkeypatch.context() as scattered:  # names gathered in blocks of a few, as for a wide answer
+            scattered.setattr(reader, "_SCATTERED", 1)
+            scattered.setattr(reader, "_GATHERED", 3)
+            blocks = answer(store, numpy)
+            assert blocks.nodes == mine.nodes and blocks.edges == mine.edges
 
 
 @SETTINGS
