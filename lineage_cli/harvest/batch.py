@@ -172,35 +172,52 @@ def harvest_units(
     if catalog is None:
         yield from _in_order(first, len(units))
         return
-    waiting: dict[int, FileOutcome] = {}  # outcomes that came before one of those before them
+    order = _InOrder()
     learned: list[SchemaCatalog | None] = [None] * len(units)
-    released = 0  # the outcomes before this index are out: none of them left a column unresolved
     for index, outcome in first:
-        waiting[index], learned[index] = outcome, outcome.learned
-        while released in waiting and not waiting[released].unresolved:
-            yield waiting.pop(released)
-            released += 1
-    # Phase 2 redoes what left columns unresolved, all of it at or after ``released``, once every output is known.
+        order.add(index, outcome)
+        learned[index] = outcome.learned
+        yield from order.release(lambda waiting: not waiting.unresolved)
+    # Phase 2 redoes what left columns unresolved, all of it still waiting, once every output is known.
     complete = _with_learned(catalog, (part for part in learned if part is not None))
-    retry = [i for i in range(released, len(units)) if waiting[i].unresolved]
+    retry = sorted(index for index, outcome in order.waiting.items() if outcome.unresolved)
     if retry and complete.fingerprint() != catalog.fingerprint():
         redone = pool.run("p2", [_Task(units[i]) for i in retry], [digests[i] for i in retry], complete)
-        waiting.update(zip(retry, redone, strict=True))
-    for index in range(released, len(units)):
-        yield waiting.pop(index)
+        for index, outcome in zip(retry, redone, strict=True):
+            order.add(index, outcome)
+    yield from order.release()
+    order.check(len(units))
+
+
+class _InOrder:
+    """Numbered outcomes, added in any order, released in the order of their numbers: each as soon as those before
+    it are out and ``ready`` lets it go."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[int, FileOutcome] = {}
+        self.released = 0  # the outcomes numbered below this are out
+
+    def add(self, index: int, outcome: FileOutcome) -> None:
+        self.waiting[index] = outcome
+
+    def release(self, ready: Callable[[FileOutcome], bool] = lambda _: True) -> Iterator[FileOutcome]:
+        while self.released in self.waiting and ready(self.waiting[self.released]):
+            yield self.waiting.pop(self.released)
+            self.released += 1
+
+    def check(self, count: int) -> None:
+        """Every one of ``count`` outcomes came, each once: a pool that lost one is a bug, not bad input."""
+        if self.released != count:
+            raise RuntimeError(f"{count - self.released} of {count} units have no outcome")
 
 
 def _in_order(outcomes: Iterable[tuple[int, FileOutcome]], count: int) -> Iterator[FileOutcome]:
     """``count`` numbered outcomes, in any order, yielded in the order of their numbers as soon as each can be."""
-    waiting: dict[int, FileOutcome] = {}
-    released = 0
+    order = _InOrder()
     for index, outcome in outcomes:
-        waiting[index] = outcome
-        while released in waiting:
-            yield waiting.pop(released)
-            released += 1
-    if released != count:  # every unit has an outcome, each once: a pool that lost one is a bug, not bad input
-        raise RuntimeError(f"{count - released} of {count} units have no outcome")
+        order.add(index, outcome)
+        yield from order.release()
+    order.check(count)
 
 
 def _with_learned(base: SchemaCatalog, learned: Iterable[SchemaCatalog]) -> SchemaCatalog:
