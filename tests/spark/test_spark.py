@@ -49,6 +49,7 @@ def test_a_dataframe_without_the_sql_column_is_an_input_error(spark) -> None:
         on_spark.harvest(spark, spark.createDataFrame([("a.sql",)], ["path"]))
 
 
+@pytest.mark.usefixtures("spark_installed")
 def test_lineage_harvest_engine_spark_writes_the_local_store_byte_for_byte(warehouse: Path, tmp_path: Path) -> None:
     """In a process of its own: the command starts and stops its own session."""
     common = [str(warehouse / "sql"), "--dialect", "hive", "--no-cache", "-q"]
@@ -66,6 +67,7 @@ def test_lineage_harvest_engine_spark_writes_the_local_store_byte_for_byte(wareh
     assert (tmp_path / "spark.lin").read_bytes() == (tmp_path / "local.lin").read_bytes()
 
 
+@pytest.mark.usefixtures("spark_installed")
 def test_the_spark_bench_times_each_way_and_finds_the_stores_alike(tmp_path: Path) -> None:
     """bench/spark.py, as `make bench` runs it, on a small warehouse: in a process of its own (it starts and stops
     its own sessions)."""
