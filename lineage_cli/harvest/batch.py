@@ -41,6 +41,7 @@ from lineage_cli.harvest.inputs.sql_text import SqlText, read_sql_file
 from lineage_cli.harvest.outcome import FileOutcome, StatementRecord, WriteRecord
 from lineage_cli.harvest.schema import SchemaCatalog
 from lineage_cli.harvest.shards import ShardFiles, merge, merge_outcomes
+from lineage_cli.heap import tree_pace
 from lineage_cli.model import Issue
 from lineage_cli.profiles import ProfileError, load_profile
 
@@ -140,9 +141,10 @@ def harvest_plan(
 
     result = memo.recall(rebuild=lambda: assemble().graph) if shard_files is None else None
     if result is None:
-        result = assemble(on_file)
-        result.cache_hits = cache.hits
-        memo.remember(result)
+        with tree_pace():  # (the graph grows as the trees come and go: fewer full collections scan it)
+            result = assemble(on_file)
+            result.cache_hits = cache.hits
+            memo.remember(result)
     cache.prune()
     result.cache_errors = cache.errors  # the same list: a recalled graph that is written again later adds to it
     result.seconds = time.perf_counter() - started

@@ -40,6 +40,7 @@ from lineage_cli.harvest.sql.statements import (
 from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.params import default_name
 from lineage_cli.harvest.templates.placeholders import Rendered, render
+from lineage_cli.heap import tree_pace
 from lineage_cli.model import Issue, bounded_sql
 from lineage_cli.profiles import DialectProfile, load_profile
 
@@ -86,6 +87,18 @@ def analyze_script(
     the tables the script creates (DDL, CTAS, views) for the statements after them.  A
     ``default_database`` (a query log row's) is the first part of every table name that leaves it out.
     """
+    with tree_pace():
+        return _analyzed_script(sql, file, dialect, default_schema, catalog, default_database)
+
+
+def _analyzed_script(
+    sql: str,
+    file: str,
+    dialect: str | None,
+    default_schema: str | None,
+    catalog: SchemaCatalog | None,
+    default_database: str | None,
+) -> ScriptAnalysis:
     profile = load_profile(file_dialect(sql) or dialect)
     ctx = Context(profile, default_schema=default_schema, default_database=default_database)
     script = ScriptAnalysis()
