@@ -22,7 +22,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 # The placeholder styles read in every dialect, whether or not a value was given: ${x} / ${hivevar:x} /
-# ${hiveconf:x}, #x#, and any Jinja expression left in the text ({{ x }}, {{ f('a') }}), on one line.
+# ${hiveconf:x} / impala-shell's ${var:x}, #x#, and any Jinja expression left in the text ({{ x }}, {{ f('a') }}),
+# on one line.  VARIABLE_PREFIX: what may come before the name of a ${...} one.
+VARIABLE_PREFIX = r"(?:hivevar:|hiveconf:|var:|VAR:)?"
 _COMMON = r"\$\{[^{}\n]*\}|#[A-Za-z_]\w*#|\{\{[^\n]*?\}\}"
 # The styles a dialect profile turns on (``placeholder_styles``), only there: `@` begins T-SQL and MySQL variables
 # and Snowflake stages, `&` is an operator in Postgres and MySQL.  `at`: Postgres extension scripts' @extschema@;
@@ -41,7 +43,7 @@ def protected(styles: frozenset[str]) -> re.Pattern[str]:
 UNRESOLVED = protected(frozenset(STYLE_PATTERNS))  # a name that holds any of them is parameterized
 _TOKEN = re.compile(r"lineage_p_([0-9a-f]{10})_", re.IGNORECASE)
 _NAME = re.compile(
-    r"^\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[^{}:]+)\}$|^#(?P<hash>\w+)#$|^@(?P<at>\w+)@$|^&&?(?P<amp>\w+)\.?$"
+    r"^\$\{" + VARIABLE_PREFIX + r"(?P<dollar>[^{}:]+)\}$|^#(?P<hash>\w+)#$|^@(?P<at>\w+)@$|^&&?(?P<amp>\w+)\.?$"
     r"|^\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}$"
 )
 

@@ -1,7 +1,8 @@
 """Template placeholders: turn a templated SQL text into SQL the parser reads, lines kept.
 
 Warehouse SQL is often a template for a scheduler: Hive's ``${NAME}``, ``${hivevar:NAME}``
-and ``${hiveconf:NAME}``, Oozie/DataStage style ``#NAME#``, Postgres extension scripts' ``@extschema@``
+and ``${hiveconf:NAME}`` (impala-shell's ``${var:NAME}``), Oozie/DataStage style ``#NAME#``, Postgres extension
+scripts' ``@extschema@``
 (where the dialect profile's ``placeholder_styles`` has ``at``), SQL*Plus substitution variables ``&name`` (where it
 has ``ampersand``) and Jinja/dbt (``{{ NAME }}``,
 ``{% if %}``, ``{% for %}``, ``ref`` / ``source``).  ``render`` runs the whole way: Jinja
@@ -27,10 +28,10 @@ from pathlib import Path
 from lineage_cli.errors import InputError
 from lineage_cli.harvest.templates.macro_file import MacroFile
 from lineage_cli.harvest.templates.markers import JINJA_OPEN
-from lineage_cli.harvest.templates.params import AMPERSAND_STYLE, AT_STYLE, Placeholders
+from lineage_cli.harvest.templates.params import AMPERSAND_STYLE, AT_STYLE, VARIABLE_PREFIX, Placeholders
 
 _COMMON = (
-    r"\$\{(?:hivevar:|hiveconf:)?(?P<dollar>[A-Za-z_][\w.]*)\}"
+    r"\$\{" + VARIABLE_PREFIX + r"(?P<dollar>[A-Za-z_][\w.]*)\}"
     r"|#(?P<hash>[A-Za-z_]\w*)#"
     r"|\{\{\s*(?P<jinja>[A-Za-z_][\w.]*)\s*\}\}"
 )
