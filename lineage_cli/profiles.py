@@ -98,6 +98,9 @@ class DialectProfile:
     # Commands of the dialect's client, not SQL, that a script's line may start a statement with (the Hive CLI's
     # `dfs -rmr ../x;`, `source q.sql;`): skipped to their semicolon
     client_commands: tuple[str, ...] = ()
+    # Statements sqlglot does not read that move no data, by their first words (Impala's COMPUTE STATS,
+    # BigQuery's ASSERT): skipped whole wherever they stand, with no error; each holds its words upper-cased
+    unread_statements: tuple[tuple[str, ...], ...] = ()
     # Whether a quoted name alone that looks like a file (a path, a data file's extension) is that file (DuckDB's
     # `FROM 'in/x.parquet'`); where not (Hive, Spark: `` `src/_/cbo` ``), it is a table's name like any other
     quoted_paths_are_files: bool = True
@@ -187,6 +190,7 @@ def _profile_from_file(path: Path) -> DialectProfile:
         inserts_through_ctes=bool(data.get("inserts_through_ctes", False)),
         values_column_names=_values_column_names(path, data.get("values_column_names")),
         client_commands=tuple(str(c) for c in data.get("client_commands") or ()),
+        unread_statements=tuple(tuple(str(s).upper().split()) for s in data.get("unread_statements") or ()),
         quoted_paths_are_files=bool(data.get("quoted_paths_are_files", True)),
         table_function_columns=tuple(
             (str(name).lower(), tuple(str(c).lower() for c in columns))

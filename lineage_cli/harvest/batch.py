@@ -477,6 +477,7 @@ def _scan_ddl(sql: str, options: HarvestOptions) -> SchemaCatalog:
         keep=_is_ddl_or_use,
         optional_semicolons=profile.optional_semicolons,
         client_commands=profile.client_commands,
+        unread_statements=profile.unread_statements,
     )
     for parsed in statements:
         if parsed.expression is not None:

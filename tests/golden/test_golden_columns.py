@@ -61,7 +61,7 @@ def test_loader_reads_well_formed_cases():
 
 
 # sqlglot cannot parse these whole: errors on purpose; PL/SQL and T-SQL routines, T-SQL without semicolons,
-# Teradata's column phrases, Hive CLI scripts, view and CTAS storage clauses
+# Teradata's column phrases, Hive CLI scripts, view and CTAS storage clauses, statements sqlglot does not read
 BROKEN = ("errors.sql", "approximate.sql")  # statements that do not parse, on purpose
 WHOLE = (
     *BROKEN,
@@ -72,6 +72,7 @@ WHOLE = (
     "column_phrases.sql",
     "hive_scripts.sql",
     "storage_clauses.sql",
+    "unread_statements.sql",
 )
 
 
@@ -90,6 +91,7 @@ def test_loader_routines_and_batches_parse_statement_by_statement(case):
             profile.sqlglot_dialect,
             optional_semicolons=profile.optional_semicolons,
             client_commands=profile.client_commands,
+            unread_statements=profile.unread_statements,
         )
     )
     assert [s.error for s in statements if s.error] == []

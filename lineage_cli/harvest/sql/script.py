@@ -136,6 +136,7 @@ def _parsed_statements(sql: str, profile: DialectProfile, lines_before: int = 0)
         profile.sqlglot_dialect,
         optional_semicolons=profile.optional_semicolons,
         client_commands=profile.client_commands,
+        unread_statements=profile.unread_statements,
     ):
         body = routine_body(parsed.expression) if parsed.expression is not None else None
         if body is not None and (at := sql.find(body, _line_start(sql, parsed.line))) >= 0:

@@ -91,6 +91,7 @@ def parse_script(
     keep: Callable[[list[str]], bool] | None = None,
     optional_semicolons: bool = False,
     client_commands: tuple[str, ...] = (),
+    unread_statements: tuple[tuple[str, ...], ...] = (),
 ) -> Iterator[ParsedStatement]:
     """Parse every statement of ``sql``; yield one ``ParsedStatement`` per statement.
 
@@ -98,7 +99,9 @@ def parse_script(
     to parse it at all: a scan for DDL need not parse the DML around it.  With
     ``optional_semicolons`` (T-SQL), a `GO` line ends a batch and a statement ends where the
     parser finds the next one beginning.  A SQL*Plus `/` line ends the statement before it.  A line that starts a
-    statement with one of ``client_commands`` (Hive's ``dfs``, ``source``) is the client's, not SQL: skipped.
+    statement with one of ``client_commands`` (Hive's ``dfs``, ``source``) is the client's, not SQL: skipped.  A
+    statement that begins with the words of one of ``unread_statements`` moves no data and sqlglot does not read
+    it (Impala's ``COMPUTE STATS t``): skipped whole, where semicolons end statements.
 
     >>> [s.line for s in parse_script("SELECT 1;\\n\\nSELECT 2", "hive")]
     [1, 3]
@@ -141,6 +144,8 @@ def parse_script(
             for piece in _control_flow_pieces(chunk):
                 if keep is None or keep(_words(piece)):
                     yield from _parse_unterminated(piece, sql, engine, limits)
+            continue
+        if _begins_with_any(chunk, unread_statements):  # (a chunk is one statement here: it ends at a semicolon)
             continue
         first = chunk[0].text.upper()
         if declaring and first not in _FLOW_OPENERS and first not in _OPENED_STARTS:
@@ -467,6 +472,18 @@ def _condition_then(piece: list[Token]) -> int | None:
 
 def _words(tokens: list[Token]) -> list[str]:
     return [token.text.upper() for token in tokens]
+
+
+def _begins_with_any(tokens: list[Token], beginnings: tuple[tuple[str, ...], ...]) -> bool:
+    """Whether the statement's first words are those of one of ``beginnings`` (upper-cased words).
+
+    >>> tokens = Dialect.get_or_raise("hive").tokenize("compute  incremental\\n stats t")
+    >>> _begins_with_any(tokens, (("COMPUTE", "STATS"), ("COMPUTE", "INCREMENTAL", "STATS")))
+    True
+    >>> _begins_with_any(tokens, (("COMPUTE", "STATS"),))
+    False
+    """
+    return any(_words(tokens[: len(words)]) == list(words) for words in beginnings)
 
 
 def _single_statement_body(words: list[str]) -> int:
