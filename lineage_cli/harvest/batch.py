@@ -301,8 +301,16 @@ def usable_cpus() -> int:
 
 
 def _key(phase: str, task: _Task, content: str, schema: str) -> str:
-    material = "\0".join((phase, task.unit.display, content, task.unit.options.fingerprint(), schema))
+    target = query_target(task.unit) or ""
+    material = "\0".join((phase, task.unit.display, content, task.unit.options.fingerprint(), schema, target))
     return hashlib.sha256(material.encode()).hexdigest()
+
+
+def query_target(unit: Unit) -> str | None:
+    """Where the unit's query writes when it writes nowhere itself: its manifest step's target, if it declares
+    exactly one (a scheduler's query job and its destination table)."""
+    targets = unit.step.targets if unit.step is not None else None
+    return targets[0] if targets is not None and len(targets) == 1 else None
 
 
 def _digest(unit: Unit) -> str:
@@ -408,6 +416,7 @@ def _analyze_unit(unit: Unit, phase_catalog: SchemaCatalog | None, ddl_only: boo
         relations=dict(options.relations),
         macros=options.macros,
         default_database=options.default_database,
+        query_target=query_target(unit),
     )
     outcome.statements, outcome.defaults = script.statements, script.defaults
     outcome.issues = [*read.warnings, *script.issues]

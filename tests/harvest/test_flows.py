@@ -164,6 +164,52 @@ def test_an_unparsable_step_falls_back_to_its_declared_lineage(tmp_path) -> None
     assert _flows(result.graph) == {("stg.s", "ods.a", True)}
 
 
+def test_a_query_step_writes_its_rows_into_its_one_declared_target(tmp_path) -> None:
+    """A scheduler's query job (an Airflow BigQuery job and its destination table): the step's SQL is a SELECT."""
+    (tmp_path / "q.sql").write_text(
+        "SET x = 1;\nSELECT o.id, SUM(o.amount) AS total FROM stg.orders o WHERE o.ok GROUP BY o.id"
+    )
+    (tmp_path / "m.yaml").write_text("entries:\n  - {workflow: wf, module: q, sql_file: q.sql, target: Mart.Totals}\n")
+    result = harvest(dialect="hive", manifest=load_manifest(tmp_path / "m.yaml"), schema=SchemaCatalog())
+    assert result.issues == []
+    assert _flows(result.graph) == {("stg.orders", "mart.totals", False)}
+    projections = {(s, t, f) for (s, t, k, _), f in result.graph.edges.items() if k is EdgeType.PROJECTION}
+    assert projections == {
+        ("stg.orders.id", "mart.totals.id", Subtype.IDENTITY.bit),
+        ("stg.orders.amount", "mart.totals.total", Subtype.AGGREGATION.bit),
+    }
+
+
+@pytest.mark.parametrize(
+    ("sql", "targets"),
+    [
+        ("SELECT a FROM stg.s", "[mart.a, mart.b]"),  # which of the two it writes is not known
+        ("SELECT a FROM stg.s;\nSELECT b FROM stg.t", "[mart.a]"),  # nor which query's rows
+        ("SELECT a INTO mart.x FROM stg.s", "[mart.a]"),  # a SELECT INTO writes its own table (T-SQL)
+    ],
+)
+def test_a_step_whose_query_is_not_known_to_fill_its_target_keeps_the_declared_lineage(
+    tmp_path, sql: str, targets: str
+) -> None:
+    (tmp_path / "q.sql").write_text(sql)
+    (tmp_path / "m.yaml").write_text(f"entries:\n  - {{sql_file: q.sql, targets: {targets}, sources: [stg.s]}}\n")
+    result = harvest(dialect="tsql", manifest=load_manifest(tmp_path / "m.yaml"))
+    # the declared lineage where the SQL writes nothing, the SELECT INTO's own where it does: no parsed write there
+    assert not any(not declared for _, target, declared in _flows(result.graph) if target in {"mart.a", "mart.b"})
+
+
+def test_a_query_target_keeps_its_placeholder_and_is_in_the_cache_key(tmp_path) -> None:
+    (tmp_path / "q.sql").write_text("SELECT s.x FROM stg.s s")
+    manifest, cache = tmp_path / "m.yaml", tmp_path / "cache"
+    written = []
+    for target in ("${hivevar:db}.a", "ods.b"):
+        manifest.write_text(f"entries:\n  - {{sql_file: q.sql, target: '{target}'}}\n")
+        result = harvest(dialect="hive", manifest=load_manifest(manifest), cache_dir=cache)
+        written.append(sorted(t for (_, t, k, _), _f in result.graph.edges.items() if k is EdgeType.WRITE))
+        assert result.cache_hits == 0
+    assert written == [["${hivevar:db}.a"], ["ods.b"]]
+
+
 def test_entry_vars_are_in_the_cache_key(tmp_path) -> None:
     (tmp_path / "a.sql").write_text("INSERT INTO ${db}.a SELECT s.x FROM stg.s s")
     manifest = tmp_path / "m.yaml"

@@ -14,11 +14,12 @@ its approximate lineage (``statements/approximate.py``).  ``batch`` runs this ov
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
+from sqlglot.helper import seq_get
 
 from lineage_cli.harvest.assemble import Harvest, add_script, table_of
 from lineage_cli.harvest.schema import SchemaCatalog
@@ -80,15 +81,18 @@ def analyze_script(
     default_schema: str | None = None,
     catalog: SchemaCatalog | None = None,
     default_database: str | None = None,
+    query_target: str | None = None,
 ) -> ScriptAnalysis:
     """Parse and analyse every statement of ``sql``; problems become issues, never exceptions.
 
     With a ``catalog`` each statement also gets its column edges, and the catalog learns
     the tables the script creates (DDL, CTAS, views) for the statements after them.  A
-    ``default_database`` (a query log row's) is the first part of every table name that leaves it out.
+    ``default_database`` (a query log row's) is the first part of every table name that leaves it out.  A
+    ``query_target`` (a scheduler step's one declared target: an Airflow BigQuery job's destination table) is
+    where the script's query writes its rows, when the script has one query that writes nowhere itself.
     """
     with tree_pace():
-        return _analyzed_script(sql, file, dialect, default_schema, catalog, default_database)
+        return _analyzed_script(sql, file, dialect, default_schema, catalog, default_database, query_target)
 
 
 def _analyzed_script(
@@ -98,12 +102,16 @@ def _analyzed_script(
     default_schema: str | None,
     catalog: SchemaCatalog | None,
     default_database: str | None,
+    query_target: str | None,
 ) -> ScriptAnalysis:
     profile = load_profile(file_dialect(sql) or dialect)
     ctx = Context(profile, default_schema=default_schema, default_database=default_database)
     script = ScriptAnalysis()
     triggers = trigger_scopes(sql, profile)
-    for parsed in _parsed_statements(sql, profile):
+    statements: Iterable[ParsedStatement] = _parsed_statements(sql, profile)
+    if query_target is not None:
+        statements = _into_target(list(statements), query_target)
+    for parsed in statements:
         script.statements += 1
         if triggers:
             _enter_trigger(ctx, triggers, parsed.line)
@@ -115,6 +123,27 @@ def _analyzed_script(
             for statement, line in nested_statements(parsed.expression, parsed.line):
                 _analyze_one(statement, line, file, ctx, script, catalog, text)
     return script
+
+
+def _into_target(statements: list[ParsedStatement], target: str) -> list[ParsedStatement]:
+    """``statements`` with their one query that writes nowhere itself read as writing into ``target`` (an
+    ``INSERT INTO target`` of it); as they are where there is no such query, or several.
+
+    >>> parsed = list(_parsed_statements("SET x = 1; SELECT a FROM s.t", load_profile("hive")))
+    >>> [p.expression.sql() for p in _into_target(parsed, "mart.m")]
+    ['SET x = 1', 'INSERT INTO mart.m SELECT a FROM s.t']
+    """
+    queries = [p for p in statements if _writes_nowhere(p.expression)]
+    if len(queries) == 1:
+        parts = [exp.to_identifier(part, quoted=True) for part in reversed(target.split("."))]
+        table = exp.Table(this=parts[0], db=seq_get(parts, 1), catalog=seq_get(parts, 2))
+        queries[0].expression = exp.Insert(this=table, expression=queries[0].expression)
+    return statements
+
+
+def _writes_nowhere(expression: exp.Expression | None) -> bool:
+    """A query (a SELECT, a UNION ...) that writes no table of its own (a SELECT INTO does)."""
+    return isinstance(expression, exp.Query) and not expression.args.get("into")
 
 
 def _recover(parsed: ParsedStatement, file: str, ctx: Context, script: ScriptAnalysis) -> None:
@@ -238,9 +267,10 @@ def analyze_template(
     relations: Mapping[str, str] | None = None,
     macros: tuple[MacroFile, ...] = (),
     default_database: str | None = None,
+    query_target: str | None = None,
 ) -> ScriptAnalysis:
     """``analyze_script`` over a template: rendered first (``templates.render``), then its names,
-    lines and messages mapped back to the template.
+    lines and messages mapped back to the template (a ``query_target``'s placeholders too).
 
     A placeholder without a value stays in the names it is part of; with a default (``defaults``)
     the analysis also says which real dataset each such name points to.
@@ -252,7 +282,9 @@ def analyze_template(
     """
     profile = load_profile(file_dialect(sql) or dialect)
     rendered = render(sql, variables, relations, macros, profile.placeholder_styles)
-    script = analyze_script(rendered.text, file, dialect, default_schema, catalog, default_database)
+    if query_target is not None:
+        query_target = rendered.placeholders.protect(query_target, profile.placeholder_styles)
+    script = analyze_script(rendered.text, file, dialect, default_schema, catalog, default_database, query_target)
     _map_back(script, rendered, defaults or {}, profile.fold)
     script.issues[:0] = [Issue(file, line, message, level="warning") for line, message in rendered.warnings]
     return script
