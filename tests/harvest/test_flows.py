@@ -199,28 +199,28 @@ def test_a_step_whose_query_is_not_known_to_fill_its_target_keeps_the_declared_l
 
 
 def test_a_query_target_keeps_its_placeholder_and_is_in_the_cache_key(tmp_path) -> None:
-    (tmp_path / "q.sql").write_text("SELECT s.x FROM stg.s s")
-    manifest, cache = tmp_path / "m.yaml", tmp_path / "cache"
-    written = []
-    for target in ("${hivevar:db}.a", "ods.b"):
-        manifest.write_text(f"entries:\n  - {{sql_file: q.sql, target: '{target}'}}\n")
-        result = harvest(dialect="hive", manifest=load_manifest(manifest), cache_dir=cache)
-        written.append(sorted(t for (_, t, k, _), _f in result.graph.edges.items() if k is EdgeType.WRITE))
-        assert result.cache_hits == 0
-    assert written == [["${hivevar:db}.a"], ["ods.b"]]
+    entries = ["{sql_file: q.sql, target: '${hivevar:db}.a'}", "{sql_file: q.sql, target: ods.b}"]
+    assert _written_on_each_run(tmp_path, "SELECT s.x FROM stg.s s", entries) == [["${hivevar:db}.a"], ["ods.b"]]
 
 
 def test_entry_vars_are_in_the_cache_key(tmp_path) -> None:
-    (tmp_path / "a.sql").write_text("INSERT INTO ${db}.a SELECT s.x FROM stg.s s")
-    manifest = tmp_path / "m.yaml"
-    cache = tmp_path / "cache"
-    targets = []
-    for db in ("ods", "dwh"):
-        manifest.write_text(f"entries:\n  - {{sql_file: a.sql, vars: {{db: {db}}}}}\n")
+    entries = [f"{{sql_file: q.sql, vars: {{db: {db}}}}}" for db in ("ods", "dwh")]
+    assert _written_on_each_run(tmp_path, "INSERT INTO ${db}.a SELECT s.x FROM stg.s s", entries) == [
+        ["ods.a"],
+        ["dwh.a"],
+    ]
+
+
+def _written_on_each_run(tmp_path, sql: str, entries: list[str]) -> list[list[str]]:
+    """The tables written by a harvest of each manifest entry in turn, one cache for all: none served from it."""
+    (tmp_path / "q.sql").write_text(sql)
+    manifest, cache, written = tmp_path / "m.yaml", tmp_path / "cache", []
+    for entry in entries:
+        manifest.write_text(f"entries:\n  - {entry}\n")
         result = harvest(dialect="hive", manifest=load_manifest(manifest), cache_dir=cache)
-        targets.append(sorted(t for (_, t, k, _), _f in result.graph.edges.items() if k is EdgeType.WRITE))
+        written.append(sorted(t for (_, t, k, _), _f in result.graph.edges.items() if k is EdgeType.WRITE))
         assert result.cache_hits == 0
-    assert targets == [["ods.a"], ["dwh.a"]]
+    return written
 
 
 def test_command_line_vars_win_over_the_manifest(tmp_path) -> None:
