@@ -131,7 +131,7 @@ def _into_target(statements: list[ParsedStatement], target: str) -> list[ParsedS
 
     >>> parsed = list(_parsed_statements("SET x = 1; SELECT a FROM s.t", load_profile("hive")))
     >>> [p.expression.sql() for p in _into_target(parsed, "mart.m")]
-    ['SET x = 1', 'INSERT INTO mart.m SELECT a FROM s.t']
+    ['SET x = 1', 'INSERT INTO "mart"."m" SELECT a FROM s.t']
     """
     queries = [p for p in statements if _writes_nowhere(p.expression)]
     if len(queries) == 1:
