@@ -82,6 +82,27 @@ def test_unknown_macros_filters_and_tests_are_warnings_with_their_line() -> None
     assert statements(sql) == [(1, ["a.t"], ["s.s"])]
 
 
+def test_an_unknown_macro_standing_as_a_statement_of_its_own_costs_no_statement_after_it() -> None:
+    # mozilla/bigquery-etl's checks.sql: a data test's macro expands to a query, with no semicolon before the next.
+    sql = (
+        "#fail\n"
+        '{{ is_unique(["id"]) }} -- to do: more columns\n'
+        "\n"
+        "#warn\n"
+        "{{ min_row_count(1000) }}\n"
+        "INSERT INTO d.checked SELECT s.id FROM d.s s\n"
+        "WHERE {{ extra_filter() }};\n"  # within a statement: a placeholder there, as before
+        "{{ done() }}\n"
+    )
+    assert messages(sql, "bigquery") == [
+        (2, "warning", "unknown Jinja macro is_unique: rendered as a placeholder"),
+        (5, "warning", "unknown Jinja macro min_row_count: rendered as a placeholder"),
+        (7, "warning", "unknown Jinja macro extra_filter: rendered as a placeholder"),
+        (8, "warning", "unknown Jinja macro done: rendered as a placeholder"),
+    ]
+    assert statements(sql, "bigquery") == [(6, ["d.checked"], ["d.s"])]
+
+
 def test_a_loop_over_an_unknown_macros_columns_adds_nothing() -> None:
     # mattermost's int_feature_daily_usage_pivoted.sql: the loop once ran per character of the placeholder.
     sql = (

@@ -117,7 +117,35 @@ def render(
         lines = None if output.lines == list(range(1, len(output.lines) + 1)) else output.lines
     placeholders = Placeholders()
     text = placeholders.protect(substitute(sql, values, styles), styles)
+    if warnings:  # (an unknown macro's call is always warned of)
+        text = _macro_statements_ended(text, placeholders)
     return Rendered(text, placeholders, lines, warnings)
+
+
+_CALL = re.compile(r"\{\{-?\s*[A-Za-z_][\w.]*\s*\(")  # a macro's call, as an unknown one is left in the text
+
+
+def _macro_statements_ended(text: str, placeholders: Placeholders) -> str:
+    """``text`` with a semicolon after each line that holds an unknown macro's call alone where a statement
+    begins: a data test's ``{{ is_unique(["id"]) }}`` expands to a query of its own, with no semicolon before the
+    next statement.  Its placeholder is then a statement of its own, which adds no lineage, and the statement
+    after it is read.  A call within a statement is left as it is.  Lines are kept.
+
+    >>> p = Placeholders()
+    >>> text = p.protect("{{ is_unique() }} -- ids\\n-- rows\\n{{ min_rows() }}\\nSELECT a\\n{{ more() }}\\nFROM t")
+    >>> p.restore(_macro_statements_ended(text, p)).split("\\n")
+    ['{{ is_unique() }}; -- ids', '-- rows', '{{ min_rows() }};', 'SELECT a', '{{ more() }}', 'FROM t']
+    """
+    lines, at_start = text.split("\n"), True  # at_start: no statement is open before this line
+    for number, line in enumerate(lines):
+        code = line.split("--", 1)[0].strip()
+        if not code or code.startswith("#"):
+            continue
+        if at_start and _CALL.match(placeholders.texts.get(code, "")):
+            lines[number] = line.replace(code, f"{code};", 1)  # before a comment after it
+        else:
+            at_start = code.endswith(";")
+    return "\n".join(lines)
 
 
 class VarsError(InputError, ValueError):  # a ValueError too: a manifest entry's checks catch that
