@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
-from sqlglot.helper import seq_get
 
 from lineage_cli.harvest.assemble import Harvest, add_script, table_of
 from lineage_cli.harvest.schema import SchemaCatalog
@@ -135,8 +134,7 @@ def _into_target(statements: list[ParsedStatement], target: str) -> list[ParsedS
     """
     queries = [p for p in statements if _writes_nowhere(p.expression)]
     if len(queries) == 1:
-        parts = [exp.to_identifier(part, quoted=True) for part in reversed(target.split("."))]
-        table = exp.Table(this=parts[0], db=seq_get(parts, 1), catalog=seq_get(parts, 2))
+        table = exp.table_(*reversed(target.rsplit(".", 2)), quoted=True)  # (declared names are folded already)
         queries[0].expression = exp.Insert(this=table, expression=queries[0].expression)
     return statements
 
